@@ -1,0 +1,1 @@
+//! rsmc-conformance

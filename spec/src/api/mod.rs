@@ -1,0 +1,13 @@
+//! The API server: requests, validation, errors, the event log.
+
+pub mod error;
+pub mod log;
+pub mod names;
+pub mod request;
+pub mod server;
+pub mod validation;
+
+pub use error::{ApiError, Reason};
+pub use log::{Change, Event, EventType, Kind, View};
+pub use request::{DeleteOptions, OwnerRefPatch, Propagation, Request, Response};
+pub use server::ApiServer;

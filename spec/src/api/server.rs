@@ -1,0 +1,404 @@
+//! The API server: the single source of truth.
+//!
+//! Applies requests with the rules of staging/src/k8s.io/apiserver/pkg/registry/generic/
+//! registry/store.go (`Create`, `Update`, `Delete`, `updateForGracefulDeletionAndFinalizers`,
+//! `deletionFinalizersForGarbageCollection`) and the resource strategies
+//! (pkg/registry/apps/replicaset/strategy.go, pkg/registry/core/pod/strategy.go). Every
+//! successful write bumps one global revision and appends a watch event.
+
+use super::error::ApiError;
+use super::log::{rewind, Change, Event, Kind, View};
+use super::names;
+use super::request::{DeleteOptions, OwnerRefPatch, Propagation, Request, Response};
+use super::validation;
+use crate::object::{Finalizer, Meta, Pod, ReplicaSet, Rv};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+const RS: &str = "replicasets.apps";
+const PODS: &str = "pods";
+
+/// The API server's state.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ApiServer {
+    /// The revision of the last write.
+    pub rv: Rv,
+    /// The last UID handed out.
+    pub last_uid: u32,
+    pub replicasets: BTreeMap<String, ReplicaSet>,
+    pub pods: BTreeMap<String, Pod>,
+    /// Events newer than the lowest position any watcher still needs, oldest first.
+    pub log: Vec<Event>,
+}
+
+impl ApiServer {
+    /// The ReplicaSets as of `position` (an informer's cache).
+    pub fn replicasets_at(&self, position: Rv) -> View<ReplicaSet> {
+        rewind(&self.replicasets, &self.log, position, |c| match c {
+            Change::ReplicaSet { before, .. } => Some(before),
+            Change::Pod { .. } => None,
+        })
+    }
+
+    /// The pods as of `position` (an informer's cache).
+    pub fn pods_at(&self, position: Rv) -> View<Pod> {
+        rewind(&self.pods, &self.log, position, |c| match c {
+            Change::Pod { before, .. } => Some(before),
+            Change::ReplicaSet { .. } => None,
+        })
+    }
+
+    /// The first event of `kind` after `position`, if any: what a watch delivers next.
+    pub fn next_event(&self, kind: Kind, position: Rv) -> Option<&Event> {
+        self.log
+            .iter()
+            .find(|e| e.rv > position && e.kind() == kind)
+    }
+
+    /// How many events of `kind` a watcher at `position` has not yet delivered.
+    pub fn lag(&self, kind: Kind, position: Rv) -> usize {
+        self.log
+            .iter()
+            .filter(|e| e.rv > position && e.kind() == kind)
+            .count()
+    }
+
+    /// Forget events at or below `position` (no one will deliver or rewind them any more).
+    pub fn prune(&mut self, position: Rv) {
+        self.log.retain(|e| e.rv > position);
+    }
+
+    fn commit(&mut self, name: &str, change: Change) -> Rv {
+        self.rv += 1;
+        self.log.push(Event {
+            rv: self.rv,
+            name: name.to_string(),
+            change,
+        });
+        self.rv
+    }
+
+    fn new_identity(&mut self, meta: &mut Meta) {
+        self.last_uid += 1;
+        meta.uid = self.last_uid;
+        meta.created = self.rv + 1;
+        meta.resource_version = self.rv + 1;
+        meta.deletion_timestamp = None;
+    }
+
+    /// Apply one request.
+    pub fn apply(&mut self, request: &Request) -> Result<Response, ApiError> {
+        match request {
+            Request::CreateReplicaSet(rs) => self.create_replicaset(rs.clone()),
+            Request::ReplaceReplicaSet(rs) => self.replace_replicaset(rs),
+            Request::ScaleReplicaSet { name, replicas } => {
+                let mut rs = self.replicaset(name)?.clone();
+                rs.spec.replicas = *replicas;
+                rs.meta.resource_version = 0;
+                self.replace_replicaset(&rs)
+            }
+            Request::UpdateReplicaSetStatus {
+                name,
+                resource_version,
+                status,
+            } => {
+                let old = self.replicaset(name)?.clone();
+                if old.meta.resource_version != *resource_version {
+                    return Err(ApiError::stale_resource_version(RS, name));
+                }
+                let errs = validation::replicaset_status_errors(status);
+                if !errs.is_empty() {
+                    return Err(ApiError::invalid("ReplicaSet", name, &errs));
+                }
+                let mut new = old.clone();
+                new.status = status.clone();
+                Ok(self.write_replicaset(old, Some(new)))
+            }
+            Request::DeleteReplicaSet { name, options } => self.delete_replicaset(name, options),
+            Request::RemoveFinalizer { name, finalizer } => {
+                let old = self.replicaset(name)?.clone();
+                let mut new = old.clone();
+                new.meta.finalizers.retain(|f| f != finalizer);
+                if new.meta.finalizers == old.meta.finalizers {
+                    return Ok(Response::Written {
+                        rv: self.rv,
+                        name: name.clone(),
+                        uid: old.meta.uid,
+                    });
+                }
+                // store.go `Update`: an object with a deletionTimestamp and no finalizers left
+                // is deleted by the update that removes the last one.
+                let gone = new.meta.is_deleting() && new.meta.finalizers.is_empty();
+                Ok(self.write_replicaset(old, (!gone).then_some(new)))
+            }
+            Request::CreatePod(pod) => self.create_pod(pod.clone()),
+            Request::PatchPodOwnerReferences { name, uid, patch } => {
+                let old = self.pod(name)?.clone();
+                if old.meta.uid != *uid {
+                    // The patch carries metadata.uid; a different object under the same name
+                    // fails the immutable-field check (ValidateObjectMetaUpdate).
+                    return Err(ApiError {
+                        reason: super::error::Reason::Invalid,
+                        message: format!(
+                            "Pod \"{name}\" is invalid: metadata.uid: Invalid value: \"{uid}\": field is immutable"
+                        ),
+                    });
+                }
+                let mut new = old.clone();
+                let refs = &mut new.meta.owner_references;
+                match patch {
+                    OwnerRefPatch::Add(r) => match refs.iter_mut().find(|x| x.uid == r.uid) {
+                        Some(existing) => *existing = r.clone(),
+                        None => refs.push(r.clone()),
+                    },
+                    OwnerRefPatch::Remove(uids) => refs.retain(|x| !uids.contains(&x.uid)),
+                }
+                let errs = validation::pod_errors(&new);
+                if !errs.is_empty() {
+                    return Err(ApiError::invalid("Pod", name, &errs));
+                }
+                Ok(self.write_pod(old, Some(new)))
+            }
+            Request::SetPodLabels { name, labels } => {
+                let old = self.pod(name)?.clone();
+                let mut new = old.clone();
+                new.meta.labels = labels.clone();
+                Ok(self.write_pod(old, Some(new)))
+            }
+            Request::BindPod { name, node } => {
+                let old = self.pod(name)?.clone();
+                let mut new = old.clone();
+                new.node_name = Some(node.clone());
+                Ok(self.write_pod(old, Some(new)))
+            }
+            Request::SetPodStatus { name, phase, ready } => {
+                let old = self.pod(name)?.clone();
+                let mut new = old.clone();
+                new.phase = *phase;
+                new.ready_since = match (*ready, old.ready_since) {
+                    (false, _) => None,
+                    (true, Some(since)) => Some(since),
+                    (true, None) => Some(self.rv + 1),
+                };
+                new.available = *ready;
+                Ok(self.write_pod(old, Some(new)))
+            }
+            Request::DeletePod { name, options } => self.delete_pod(name, options),
+            Request::FinishPodDeletion { name } => {
+                let old = self.pod(name)?.clone();
+                if !old.meta.is_deleting() {
+                    return Err(ApiError::not_found(PODS, name));
+                }
+                Ok(self.write_pod(old, None))
+            }
+        }
+    }
+
+    fn replicaset(&self, name: &str) -> Result<&ReplicaSet, ApiError> {
+        self.replicasets
+            .get(name)
+            .ok_or_else(|| ApiError::not_found(RS, name))
+    }
+
+    fn pod(&self, name: &str) -> Result<&Pod, ApiError> {
+        self.pods
+            .get(name)
+            .ok_or_else(|| ApiError::not_found(PODS, name))
+    }
+
+    fn write_replicaset(&mut self, old: ReplicaSet, new: Option<ReplicaSet>) -> Response {
+        let name = old.meta.name.clone();
+        let uid = old.meta.uid;
+        let rv = self.rv + 1;
+        match new {
+            Some(mut new) => {
+                new.meta.resource_version = rv;
+                self.replicasets.insert(name.clone(), new.clone());
+                self.commit(
+                    &name,
+                    Change::ReplicaSet {
+                        before: Some(old),
+                        after: Some(new),
+                    },
+                );
+                Response::Written { rv, name, uid }
+            }
+            None => {
+                self.replicasets.remove(&name);
+                self.commit(
+                    &name,
+                    Change::ReplicaSet {
+                        before: Some(old),
+                        after: None,
+                    },
+                );
+                Response::Deleted { rv }
+            }
+        }
+    }
+
+    fn write_pod(&mut self, old: Pod, new: Option<Pod>) -> Response {
+        let name = old.meta.name.clone();
+        let uid = old.meta.uid;
+        let rv = self.rv + 1;
+        match new {
+            Some(mut new) => {
+                new.meta.resource_version = rv;
+                self.pods.insert(name.clone(), new.clone());
+                self.commit(
+                    &name,
+                    Change::Pod {
+                        before: Some(old),
+                        after: Some(new),
+                    },
+                );
+                Response::Written { rv, name, uid }
+            }
+            None => {
+                self.pods.remove(&name);
+                self.commit(
+                    &name,
+                    Change::Pod {
+                        before: Some(old),
+                        after: None,
+                    },
+                );
+                Response::Deleted { rv }
+            }
+        }
+    }
+
+    fn create_replicaset(&mut self, mut rs: ReplicaSet) -> Result<Response, ApiError> {
+        let errs = validation::replicaset_create_errors(&rs);
+        if !errs.is_empty() {
+            return Err(ApiError::invalid("ReplicaSet", &rs.meta.name, &errs));
+        }
+        if self.replicasets.contains_key(&rs.meta.name) {
+            return Err(ApiError::already_exists(RS, &rs.meta.name));
+        }
+        self.new_identity(&mut rs.meta);
+        // strategy.go `PrepareForCreate`: generation starts at 1, status is cleared.
+        rs.meta.generation = 1;
+        rs.status = Default::default();
+        let (name, uid) = (rs.meta.name.clone(), rs.meta.uid);
+        self.replicasets.insert(name.clone(), rs.clone());
+        let rv = self.commit(
+            &name,
+            Change::ReplicaSet {
+                before: None,
+                after: Some(rs),
+            },
+        );
+        Ok(Response::Written { rv, name, uid })
+    }
+
+    /// PUT of the spec (also the scale subresource). strategy.go `PrepareForUpdate`: status is
+    /// kept from the stored object, generation bumps when the spec changed.
+    fn replace_replicaset(&mut self, rs: &ReplicaSet) -> Result<Response, ApiError> {
+        let old = self.replicaset(&rs.meta.name)?.clone();
+        if rs.meta.resource_version != 0 && rs.meta.resource_version != old.meta.resource_version {
+            return Err(ApiError::stale_resource_version(RS, &rs.meta.name));
+        }
+        let mut new = old.clone();
+        new.spec = rs.spec.clone();
+        new.meta.labels = rs.meta.labels.clone();
+        let errs = validation::replicaset_update_errors(&old, &new);
+        if !errs.is_empty() {
+            return Err(ApiError::invalid("ReplicaSet", &rs.meta.name, &errs));
+        }
+        if new.spec != old.spec {
+            new.meta.generation += 1;
+        }
+        Ok(self.write_replicaset(old, Some(new)))
+    }
+
+    /// store.go `Delete` for a ReplicaSet. The policy comes from the options, else from an
+    /// orphan/foreground finalizer already present, else the apps/v1 default, Background
+    /// (strategy.go `DefaultGarbageCollectionPolicy`). Background removes the object at once
+    /// (the GC then collects the dependents); Orphan and Foreground set the deletionTimestamp
+    /// and the matching finalizer (`deletionFinalizersForGarbageCollection`).
+    fn delete_replicaset(&mut self, name: &str, options: &DeleteOptions) -> Result<Response, ApiError> {
+        let old = self.replicaset(name)?.clone();
+        if let Some(uid) = options.uid_precondition {
+            if uid != old.meta.uid {
+                return Err(ApiError::uid_precondition(RS, name, uid, old.meta.uid));
+            }
+        }
+        let policy = options.propagation.unwrap_or_else(|| {
+            if old.meta.has_finalizer(Finalizer::Orphan) {
+                Propagation::Orphan
+            } else if old.meta.has_finalizer(Finalizer::ForegroundDeletion) {
+                Propagation::Foreground
+            } else {
+                Propagation::Background
+            }
+        });
+        let mut new = old.clone();
+        new.meta
+            .finalizers
+            .retain(|f| !matches!(f, Finalizer::Orphan | Finalizer::ForegroundDeletion));
+        match policy {
+            Propagation::Orphan => new.meta.finalizers.push(Finalizer::Orphan),
+            Propagation::Foreground => new.meta.finalizers.push(Finalizer::ForegroundDeletion),
+            Propagation::Background => {}
+        }
+        if new.meta.finalizers.is_empty() {
+            return Ok(self.write_replicaset(old, None));
+        }
+        if new.meta.deletion_timestamp.is_none() {
+            new.meta.deletion_timestamp = Some(self.rv + 1);
+        }
+        if new == old {
+            return Ok(Response::DeletionStarted { rv: self.rv });
+        }
+        self.write_replicaset(old, Some(new));
+        Ok(Response::DeletionStarted { rv: self.rv })
+    }
+
+    /// store.go `Delete` for a pod: graceful (deletionTimestamp only) when the pod is bound
+    /// and not terminal, immediate otherwise (pod strategy `CheckGracefulDelete`).
+    fn delete_pod(&mut self, name: &str, options: &DeleteOptions) -> Result<Response, ApiError> {
+        let old = self.pod(name)?.clone();
+        if let Some(uid) = options.uid_precondition {
+            if uid != old.meta.uid {
+                return Err(ApiError::uid_precondition(PODS, name, uid, old.meta.uid));
+            }
+        }
+        if !old.deletes_gracefully() {
+            return Ok(self.write_pod(old, None));
+        }
+        if old.meta.is_deleting() {
+            // A second graceful delete changes nothing the model observes.
+            return Ok(Response::DeletionStarted { rv: self.rv });
+        }
+        let mut new = old.clone();
+        new.meta.deletion_timestamp = Some(self.rv + 1);
+        self.write_pod(old, Some(new));
+        Ok(Response::DeletionStarted { rv: self.rv })
+    }
+
+    fn create_pod(&mut self, mut pod: Pod) -> Result<Response, ApiError> {
+        let errs = validation::pod_errors(&pod);
+        if !errs.is_empty() {
+            return Err(ApiError::invalid("Pod", &pod.meta.name, &errs));
+        }
+        if pod.meta.name.is_empty() {
+            let prefix = pod.meta.generate_name.clone().unwrap_or_default();
+            pod.meta.name = names::generate(&prefix, self.last_uid + 1);
+        }
+        if self.pods.contains_key(&pod.meta.name) {
+            return Err(ApiError::already_exists(PODS, &pod.meta.name));
+        }
+        self.new_identity(&mut pod.meta);
+        let (name, uid) = (pod.meta.name.clone(), pod.meta.uid);
+        self.pods.insert(name.clone(), pod.clone());
+        let rv = self.commit(
+            &name,
+            Change::Pod {
+                before: None,
+                after: Some(pod),
+            },
+        );
+        Ok(Response::Written { rv, name, uid })
+    }
+}

@@ -1,0 +1,323 @@
+//! The bounds and enabled environment actions of a model check.
+//!
+//! A configuration is one of the presets (`small`, `default`, `deep`, embedded from
+//! `spec/presets/*.json`) or a JSON file that names a preset in `"preset"` and overrides any of
+//! its fields (objects merge key by key; anything else replaces). Unknown fields are errors
+//! naming the field, and impossible bounds are rejected with the field's path.
+
+use crate::api::Propagation;
+use crate::api::validation::replicaset_create_errors;
+use crate::object::{LabelSelector, Labels, ReplicaSet};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::Path;
+
+/// The presets, by name, with their JSON text.
+pub const PRESETS: [(&str, &str); 3] = [
+    ("small", include_str!("../presets/small.json")),
+    ("default", include_str!("../presets/default.json")),
+    ("deep", include_str!("../presets/deep.json")),
+];
+
+/// A ReplicaSet the environment may create (or that exists from the start).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplicaSetDecl {
+    pub name: String,
+    pub replicas: i32,
+    pub selector: LabelSelector,
+    pub template_labels: Labels,
+    pub exists_at_start: bool,
+    /// Replica counts the user may scale to.
+    pub scale_to: Vec<i32>,
+}
+
+impl ReplicaSetDecl {
+    pub fn object(&self) -> ReplicaSet {
+        ReplicaSet::new(
+            &self.name,
+            self.replicas,
+            self.selector.clone(),
+            self.template_labels.clone(),
+        )
+    }
+}
+
+/// A bare pod the user may create (or that exists from the start).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PodDecl {
+    pub name: String,
+    pub labels: Labels,
+    pub exists_at_start: bool,
+}
+
+/// Which environment moves are enabled, and how many the environment may make.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Environment {
+    /// The budget shared by user and kubelet moves.
+    pub steps: u32,
+    pub create_replica_set: bool,
+    pub scale: bool,
+    /// Deletion policies the user may delete a ReplicaSet with.
+    pub delete_replica_set: Vec<Propagation>,
+    pub create_pod: bool,
+    pub relabel_pod: bool,
+    pub delete_pod: bool,
+    pub schedule_pod: bool,
+    pub pod_ready: bool,
+    pub pod_unready: bool,
+    pub pod_failed: bool,
+    pub finish_pod_deletion: bool,
+    /// Controller crash-restarts (memory lost, caches relisted).
+    pub crashes: u32,
+    /// Expectation records that may time out (5 minutes) while they wait.
+    pub expectation_expiries: u32,
+    /// Watch expiries after which an informer relists (stale tombstones).
+    pub relists: u32,
+    /// Pod creations the API may reject (e.g. exceeded quota).
+    pub create_failures: u32,
+    /// A second controller instance may run alongside the first for a while (leader handover).
+    pub second_leader: bool,
+}
+
+/// The controller's own settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ControllerConfig {
+    /// `--concurrent-replicaset-syncs`.
+    pub workers: u32,
+    /// `BurstReplicas`.
+    pub burst_replicas: u32,
+}
+
+/// Informer staleness.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct InformerConfig {
+    /// How many events of one resource type an informer may be behind. A write is enabled only
+    /// while every informer is fewer than this many events behind.
+    pub max_lag: u32,
+}
+
+/// A whole configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Config {
+    pub replicasets: Vec<ReplicaSetDecl>,
+    pub pods: Vec<PodDecl>,
+    /// Label sets the user may relabel a pod to.
+    pub relabel_to: Vec<Labels>,
+    /// Nodes the scheduler may bind pods to.
+    pub nodes: Vec<String>,
+    pub environment: Environment,
+    pub controller: ControllerConfig,
+    pub informer: InformerConfig,
+}
+
+/// A configuration that could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("unknown configuration {0:?}: give a preset (small, default, deep) or a path to a JSON file")]
+    Unknown(String),
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("{path}: field `{field}`: {message}")]
+    Invalid {
+        path: String,
+        field: String,
+        message: String,
+    },
+}
+
+fn merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+impl Config {
+    /// A preset by name.
+    pub fn preset(name: &str) -> Option<Config> {
+        let (_, text) = PRESETS.iter().find(|(n, _)| *n == name)?;
+        let config: Config = serde_json::from_str(text).expect("embedded preset parses");
+        config.validate().expect("embedded preset is valid");
+        Some(config)
+    }
+
+    /// A preset name, or a path to a JSON file overriding a preset.
+    pub fn load(spec: &str) -> Result<Config, ConfigError> {
+        if let Some(c) = Config::preset(spec) {
+            return Ok(c);
+        }
+        let path = Path::new(spec);
+        if !path.exists() {
+            return Err(ConfigError::Unknown(spec.to_string()));
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: spec.to_string(),
+            source,
+        })?;
+        Config::from_json(spec, &text)
+    }
+
+    /// Parse an override file's text (`path` names it in errors).
+    pub fn from_json(path: &str, text: &str) -> Result<Config, ConfigError> {
+        let parse = |message: String| ConfigError::Parse {
+            path: path.to_string(),
+            message,
+        };
+        let mut over: Value = serde_json::from_str(text).map_err(|e| parse(e.to_string()))?;
+        let preset = match over.as_object_mut().map(|o| o.remove("preset")) {
+            Some(Some(Value::String(p))) => p,
+            Some(Some(other)) => {
+                return Err(ConfigError::Invalid {
+                    path: path.into(),
+                    field: "preset".into(),
+                    message: format!("expected a preset name (small, default, deep), got {other}"),
+                })
+            }
+            Some(None) => "default".to_string(),
+            None => return Err(parse("expected a JSON object at the top level".into())),
+        };
+        let (_, base_text) = PRESETS
+            .iter()
+            .find(|(n, _)| *n == preset)
+            .ok_or_else(|| ConfigError::Invalid {
+                path: path.into(),
+                field: "preset".into(),
+                message: format!("unknown preset {preset:?}: valid presets are small, default, deep"),
+            })?;
+        let mut base: Value = serde_json::from_str(base_text).expect("embedded preset parses");
+        merge(&mut base, over);
+        // Re-serialise with line breaks so serde's line/column point somewhere useful, and
+        // report unknown fields by name.
+        let config: Config = serde_json::from_value(base).map_err(|e| parse(e.to_string()))?;
+        config.validate().map_err(|(field, message)| ConfigError::Invalid {
+            path: path.into(),
+            field,
+            message,
+        })?;
+        Ok(config)
+    }
+
+    /// Reject impossible bounds: `Err((field path, what was expected))`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let fail = |f: String, m: String| Err((f, m));
+        if self.replicasets.is_empty() {
+            return fail("replicasets".into(), "expected at least one ReplicaSet".into());
+        }
+        for (i, rs) in self.replicasets.iter().enumerate() {
+            let errs = replicaset_create_errors(&rs.object());
+            if let Some(e) = errs.first() {
+                return fail(format!("replicasets[{i}]"), format!("the API would reject it: {e}"));
+            }
+            if let Some(n) = rs.scale_to.iter().find(|n| **n < 0) {
+                return fail(
+                    format!("replicasets[{i}].scaleTo"),
+                    format!("replica counts must be >= 0, got {n}"),
+                );
+            }
+            if rs.replicas > 6 || rs.scale_to.iter().any(|n| *n > 6) {
+                return fail(
+                    format!("replicasets[{i}].replicas"),
+                    "at most 6 replicas fit an exhaustive check".into(),
+                );
+            }
+            if self.replicasets[..i].iter().any(|o| o.name == rs.name) {
+                return fail(format!("replicasets[{i}].name"), format!("duplicate name {:?}", rs.name));
+            }
+        }
+        for (i, pod) in self.pods.iter().enumerate() {
+            if !crate::api::names::is_dns1123_subdomain(&pod.name) {
+                return fail(format!("pods[{i}].name"), format!("{:?} is not a DNS-1123 subdomain", pod.name));
+            }
+            if self.pods[..i].iter().any(|o| o.name == pod.name) {
+                return fail(format!("pods[{i}].name"), format!("duplicate name {:?}", pod.name));
+            }
+        }
+        let env = &self.environment;
+        if env.steps > 12 {
+            return fail("environment.steps".into(), format!("expected at most 12, got {}", env.steps));
+        }
+        if env.finish_pod_deletion && !env.schedule_pod && self.nodes.is_empty() {
+            // Without a node no pod is ever deleted gracefully; harmless, so allowed.
+        }
+        if env.schedule_pod && self.nodes.is_empty() {
+            return fail("nodes".into(), "schedulePod needs at least one node".into());
+        }
+        if env.relabel_pod && self.relabel_to.is_empty() {
+            return fail("relabelTo".into(), "relabelPod needs at least one label set".into());
+        }
+        if self.controller.workers == 0 || self.controller.workers > 4 {
+            return fail(
+                "controller.workers".into(),
+                format!("expected 1 to 4 workers, got {}", self.controller.workers),
+            );
+        }
+        if self.controller.burst_replicas == 0 {
+            return fail("controller.burstReplicas".into(), "expected at least 1".into());
+        }
+        if self.informer.max_lag == 0 || self.informer.max_lag > 8 {
+            return fail(
+                "informer.maxLag".into(),
+                format!("expected 1 to 8 events, got {}", self.informer.max_lag),
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_load() {
+        for (name, _) in PRESETS {
+            assert!(Config::preset(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn misspelt_field_is_named() {
+        let err = Config::from_json("c.json", r#"{"controller": {"wrokers": 2}}"#).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("c.json: unknown field `wrokers`"), "{msg}");
+    }
+
+    #[test]
+    fn impossible_bound_is_named() {
+        let err = Config::from_json("c.json", r#"{"controller": {"workers": 0}}"#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "c.json: field `controller.workers`: expected 1 to 4 workers, got 0"
+        );
+        let err = Config::from_json("c.json", r#"{"informer": {"maxLag": 0}}"#).unwrap_err();
+        assert!(err.to_string().contains("`informer.maxLag`"), "{err}");
+    }
+
+    #[test]
+    fn overrides_merge_into_the_named_preset() {
+        let c = Config::from_json("c.json", r#"{"preset": "small", "environment": {"steps": 1}}"#)
+            .unwrap();
+        assert_eq!(c.environment.steps, 1);
+        assert_eq!(c.replicasets.len(), Config::preset("small").unwrap().replicasets.len());
+    }
+}

@@ -1,0 +1,134 @@
+//! The scale-down ranking: which pods go first.
+//!
+//! pkg/controller/controller_utils.go `ActivePodsWithRanks.Less` and
+//! pkg/controller/replicaset/replica_set.go `getPodsToDelete`,
+//! `getPodsRankedByRelatedPodsOnSameNode`. Rules, first decisive wins:
+//! 1. unassigned before assigned; 2. Pending < Unknown < Running; 3. not ready before ready;
+//! 4. [upstream] lower pod-deletion-cost first; 5. more co-located related pods first;
+//! 6. both ready: ready more recently first; 7. more restarts first; 8. newer first.
+//!
+//! `sort.Sort` is not stable, so pods equal under every rule may go in any order. The model
+//! therefore computes a rank key per pod and returns every victim set the sort could pick.
+
+use crate::object::{Pod, PodPhase};
+use crate::profile::Semantics;
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+
+/// `podPhaseToOrdinal`.
+fn phase_ordinal(phase: PodPhase) -> u8 {
+    match phase {
+        PodPhase::Pending => 0,
+        PodPhase::Unknown => 1,
+        PodPhase::Running => 2,
+        _ => 0,
+    }
+}
+
+/// A pod's position in the ranking; smaller sorts first (deleted first). Pods with equal keys
+/// are ties. Times are revisions; a time that a profile compares in log buckets (upstream's
+/// LogarithmicScaleDown, with a random-UID tie-break) is left out of the key: every order is
+/// possible.
+pub type RankKey = (
+    bool,                 // assigned
+    u8,                   // phase ordinal
+    bool,                 // ready
+    i32,                  // deletion cost (0 when the profile ignores it)
+    Reverse<usize>,       // co-located related pods (more first)
+    Reverse<Option<u32>>, // ready since (more recent first; only both-ready pods differ)
+    Reverse<u32>,         // restarts (more first)
+    Reverse<u32>,         // creation revision (newer first)
+);
+
+/// The rank key of `pod`, given how many active related pods share its node.
+pub fn rank_key(pod: &Pod, colocated: usize, sem: &Semantics) -> RankKey {
+    let times_in_buckets = sem.logarithmic_scale_down;
+    (
+        pod.node_name.is_some(),
+        phase_ordinal(pod.phase),
+        pod.is_ready(),
+        if sem.deletion_cost_rank {
+            pod.deletion_cost
+        } else {
+            0
+        },
+        Reverse(colocated),
+        Reverse(if times_in_buckets { None } else { pod.ready_since }),
+        Reverse(pod.restarts),
+        Reverse(if times_in_buckets { 0 } else { pod.meta.created }),
+    )
+}
+
+/// `getPodsRankedByRelatedPodsOnSameNode`: per pod, the number of active related pods on its
+/// node (unscheduled pods share the node "").
+pub fn colocation(pods: &[&Pod], related: &[&Pod]) -> Vec<usize> {
+    let mut on_node: BTreeMap<Option<&str>, usize> = BTreeMap::new();
+    for p in related.iter().filter(|p| p.is_active()) {
+        *on_node.entry(p.node_name.as_deref()).or_default() += 1;
+    }
+    pods.iter()
+        .map(|p| on_node.get(&p.node_name.as_deref()).copied().unwrap_or(0))
+        .collect()
+}
+
+/// Every set of `diff` pods `getPodsToDelete` may return, as sorted name lists. Whole tiers
+/// of equal rank go first; from the tier that straddles the cut, any subset of the right
+/// size may be chosen.
+pub fn victim_choices(
+    pods: &[&Pod],
+    related: &[&Pod],
+    diff: usize,
+    sem: &Semantics,
+) -> Vec<Vec<String>> {
+    if diff >= pods.len() {
+        let mut all: Vec<String> = pods.iter().map(|p| p.meta.name.clone()).collect();
+        all.sort();
+        return vec![all];
+    }
+    let ranks = colocation(pods, related);
+    let mut keyed: Vec<(RankKey, &str)> = pods
+        .iter()
+        .zip(ranks)
+        .map(|(p, r)| (rank_key(p, r, sem), p.meta.name.as_str()))
+        .collect();
+    keyed.sort();
+    let cut_key = keyed[diff - 1].0;
+    let sure: Vec<String> = keyed
+        .iter()
+        .filter(|(k, _)| *k < cut_key)
+        .map(|(_, n)| n.to_string())
+        .collect();
+    let tier: Vec<&str> = keyed
+        .iter()
+        .filter(|(k, _)| *k == cut_key)
+        .map(|(_, n)| *n)
+        .collect();
+    combinations(&tier, diff - sure.len())
+        .into_iter()
+        .map(|pick| {
+            let mut set = sure.clone();
+            set.extend(pick.into_iter().map(str::to_string));
+            set.sort();
+            set
+        })
+        .collect()
+}
+
+/// All `k`-element subsets of `items`, in order.
+fn combinations<'a>(items: &[&'a str], k: usize) -> Vec<Vec<&'a str>> {
+    if k == 0 {
+        return vec![vec![]];
+    }
+    if items.len() < k {
+        return vec![];
+    }
+    let mut with_first: Vec<Vec<&str>> = combinations(&items[1..], k - 1)
+        .into_iter()
+        .map(|mut rest| {
+            rest.insert(0, items[0]);
+            rest
+        })
+        .collect();
+    with_first.extend(combinations(&items[1..], k));
+    with_first
+}

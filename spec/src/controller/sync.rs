@@ -1,0 +1,436 @@
+//! One sync of one ReplicaSet, as a resumable task.
+//!
+//! pkg/controller/replicaset/replica_set.go `syncReplicaSet`, `claimPods`, `manageReplicas`,
+//! and replica_set_utils.go `updateReplicaSetStatus`. The sync reads the controller's cache
+//! once (the model keeps only the informer positions it read at and rebuilds the view), then
+//! needs the outside world one request at a time: [`advance`] runs the internal steps up to
+//! the next request and says what it is; the executor (the model, one atomic step per
+//! request, or a real client) performs it and hands the outcome to [`SyncTask::record`].
+//! The sync's decisions therefore exist once, whoever executes them.
+
+use super::claim::{self, Claim};
+use super::expectations::Expectations;
+use super::ranking;
+use super::status;
+use crate::api::{ApiError, DeleteOptions, OwnerRefPatch, Reason, Request, View};
+use crate::object::{OwnerReference, Pod, ReplicaSet, Rv};
+use crate::profile::Semantics;
+use serde::{Deserialize, Serialize};
+
+/// What a sync reads: its ReplicaSet and pod caches, and how the controller is configured.
+pub struct SyncView<'a> {
+    pub rs: &'a ReplicaSet,
+    pub pods: &'a View<Pod>,
+    pub sem: &'a Semantics,
+    /// `--kube-api-burst`-independent `BurstReplicas` (500 upstream).
+    pub burst_replicas: u32,
+}
+
+impl SyncView<'_> {
+    fn pod(&self, name: &str) -> Option<&Pod> {
+        self.pods.get(name)
+    }
+
+    fn key(&self) -> &str {
+        &self.rs.meta.name
+    }
+}
+
+/// Where a sync is.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Phase {
+    /// Working through the adopt/release patches, in pod-name order.
+    Claim {
+        /// The pods to adopt or release, with the decision.
+        ops: Vec<(String, Claim)>,
+        next: usize,
+        /// Outcome of the live recheck before the first adoption (`None`: not done yet).
+        recheck: Option<bool>,
+        failed: bool,
+    },
+    /// Scale-down: the victims are still to be chosen among the ranking's ties.
+    ChooseVictims { diff: usize },
+    /// Scale-up in slow-start batches.
+    Create {
+        total: u32,
+        batch: u32,
+        sent: u32,
+        failed: u32,
+        done_before: u32,
+        successes: u32,
+    },
+    /// Scale-down deletes, issued in name order (they run in parallel upstream).
+    Delete {
+        victims: Vec<String>,
+        next: usize,
+        error: bool,
+    },
+    /// Writing status; `retried` after the one GET-and-retry on failure.
+    Status {
+        manage_error: bool,
+        fresh_rv: Option<Rv>,
+        retried: bool,
+    },
+    /// Finished: `error` requeues the key with back-off.
+    Done { error: bool },
+}
+
+/// The state of one sync between two of its requests.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SyncTask {
+    pub key: String,
+    /// Informer positions the cache was read at (ReplicaSets, pods).
+    pub read_at: (Rv, Rv),
+    /// `SatisfiedExpectations`, read before listing pods.
+    pub needs_sync: bool,
+    /// The pods claimed so far, by name.
+    pub claimed: Vec<String>,
+    pub phase: Phase,
+}
+
+/// What a sync needs next from its executor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pending {
+    /// A live (quorum) GET of the ReplicaSet: before the first adoption, or before the status
+    /// retry.
+    GetReplicaSet(String),
+    /// An API request.
+    Send(Request),
+    /// Scale-down: pick one of these victim sets (ties of the ranking).
+    Choose(Vec<Vec<String>>),
+    /// The sync is over.
+    Done { error: bool },
+}
+
+/// How a sync begins.
+pub enum Begin {
+    /// The ReplicaSet is not in the cache: forget its expectations; nothing else.
+    Gone,
+    /// A sync to run.
+    Run(SyncTask),
+}
+
+/// The first step of `syncReplicaSet`: read the expectations, list and filter the pods, and
+/// decide the claim of each active pod.
+pub fn begin(
+    key: &str,
+    rs: Option<&ReplicaSet>,
+    pods: &View<Pod>,
+    read_at: (Rv, Rv),
+    expectations: &mut Expectations,
+) -> Begin {
+    let Some(rs) = rs else {
+        expectations.delete(key);
+        return Begin::Gone;
+    };
+    let needs_sync = expectations.satisfied(key);
+    let mut claimed = Vec::new();
+    let mut ops = Vec::new();
+    for pod in pods.values().filter(|p| p.is_active()) {
+        match claim::decide(rs, pod) {
+            Claim::Keep => claimed.push(pod.meta.name.clone()),
+            Claim::Ignore => {}
+            decision => ops.push((pod.meta.name.clone(), decision)),
+        }
+    }
+    Begin::Run(SyncTask {
+        key: key.to_string(),
+        read_at,
+        needs_sync,
+        claimed,
+        phase: Phase::Claim {
+            ops,
+            next: 0,
+            recheck: None,
+            failed: false,
+        },
+    })
+}
+
+impl SyncTask {
+    /// Runs the internal steps until the sync needs something from outside.
+    pub fn advance(&mut self, view: &SyncView, expectations: &mut Expectations) -> Pending {
+        loop {
+            match &mut self.phase {
+                Phase::Claim {
+                    ops,
+                    next,
+                    recheck,
+                    failed,
+                } => {
+                    if let Some((name, decision)) = ops.get(*next).cloned() {
+                        let Some(pod) = view.pod(&name) else {
+                            *next += 1;
+                            continue;
+                        };
+                        match decision {
+                            Claim::Adopt if recheck.is_none() => {
+                                return Pending::GetReplicaSet(view.key().to_string())
+                            }
+                            Claim::Adopt if *recheck == Some(false) => {
+                                // `CanAdopt` failed once: every adoption of this sync fails.
+                                *failed = true;
+                                *next += 1;
+                            }
+                            Claim::Adopt => {
+                                return Pending::Send(Request::PatchPodOwnerReferences {
+                                    name,
+                                    uid: pod.meta.uid,
+                                    patch: OwnerRefPatch::Add(OwnerReference::controller_of(
+                                        &view.rs.meta.name,
+                                        view.rs.meta.uid,
+                                    )),
+                                })
+                            }
+                            _ => {
+                                return Pending::Send(Request::PatchPodOwnerReferences {
+                                    name,
+                                    uid: pod.meta.uid,
+                                    patch: OwnerRefPatch::Remove(vec![view.rs.meta.uid]),
+                                })
+                            }
+                        }
+                        continue;
+                    }
+                    if *failed {
+                        // `claimPods` returned an error: no manage, no status.
+                        self.phase = Phase::Done { error: true };
+                        continue;
+                    }
+                    self.claimed.sort();
+                    self.phase = self.manage(view, expectations);
+                }
+                Phase::ChooseVictims { diff } => {
+                    let claimed: Vec<&Pod> =
+                        self.claimed.iter().filter_map(|n| view.pod(n)).collect();
+                    // Related pods: those of ReplicaSets sharing this one's controller. The
+                    // model's ReplicaSets have no owner, so there are none and every rank is 0.
+                    return Pending::Choose(ranking::victim_choices(&claimed, &[], *diff, view.sem));
+                }
+                Phase::Create {
+                    total,
+                    batch,
+                    sent,
+                    failed,
+                    done_before,
+                    successes,
+                } => {
+                    if sent < batch {
+                        return Pending::Send(Request::CreatePod(pod_from_template(view.rs)));
+                    }
+                    if *failed > 0 {
+                        // Skipped and failed creations will never be observed.
+                        for _ in 0..(*total - *successes) {
+                            expectations.creation_observed(&self.key);
+                        }
+                        self.phase = status_phase(true);
+                        continue;
+                    }
+                    *done_before += *batch;
+                    if done_before == total {
+                        self.phase = status_phase(false);
+                        continue;
+                    }
+                    *batch = (2 * *batch).min(*total - *done_before);
+                    *sent = 0;
+                }
+                Phase::Delete {
+                    victims,
+                    next,
+                    error,
+                } => match victims.get(*next) {
+                    Some(name) => {
+                        return Pending::Send(Request::DeletePod {
+                            name: name.clone(),
+                            options: DeleteOptions::default(),
+                        })
+                    }
+                    None => self.phase = status_phase(*error),
+                },
+                Phase::Status {
+                    manage_error,
+                    fresh_rv,
+                    retried,
+                } => {
+                    if *retried && fresh_rv.is_none() {
+                        return Pending::GetReplicaSet(view.key().to_string());
+                    }
+                    let claimed: Vec<&Pod> =
+                        self.claimed.iter().filter_map(|n| view.pod(n)).collect();
+                    let terminating = terminating_claimed(view);
+                    let computed =
+                        status::calculate(view.rs, &claimed, terminating, *manage_error, view.sem);
+                    match status::to_write(view.rs, computed) {
+                        None => self.phase = Phase::Done {
+                            error: *manage_error,
+                        },
+                        Some(status) => {
+                            return Pending::Send(Request::UpdateReplicaSetStatus {
+                                name: view.key().to_string(),
+                                resource_version: fresh_rv.unwrap_or(view.rs.meta.resource_version),
+                                status,
+                            })
+                        }
+                    }
+                }
+                Phase::Done { error } => return Pending::Done { error: *error },
+            }
+        }
+    }
+
+    /// `manageReplicas` when expectations allow and the ReplicaSet is not being deleted;
+    /// otherwise straight to status.
+    fn manage(&self, view: &SyncView, expectations: &mut Expectations) -> Phase {
+        if !self.needs_sync || view.rs.meta.is_deleting() {
+            return status_phase(false);
+        }
+        let diff = self.claimed.len() as i64 - view.rs.spec.replicas as i64;
+        let burst = view.burst_replicas as i64;
+        if diff < 0 {
+            let total = (-diff).min(burst) as u32;
+            expectations.expect_creations(&self.key, total as i32);
+            Phase::Create {
+                total,
+                batch: total.min(super::slow_start::INITIAL_BATCH_SIZE),
+                sent: 0,
+                failed: 0,
+                done_before: 0,
+                successes: 0,
+            }
+        } else if diff > 0 {
+            Phase::ChooseVictims {
+                diff: diff.min(burst) as usize,
+            }
+        } else {
+            status_phase(false)
+        }
+    }
+
+    /// Fix the scale-down victims (one of [`Pending::Choose`]'s sets) and expect their
+    /// deletion.
+    pub fn choose(&mut self, victims: Vec<String>, expectations: &mut Expectations) {
+        expectations.expect_deletions(&self.key, &victims);
+        self.phase = Phase::Delete {
+            victims,
+            next: 0,
+            error: false,
+        };
+    }
+
+    /// The outcome of a [`Pending::GetReplicaSet`].
+    pub fn record_get(&mut self, view: &SyncView, live: Option<&ReplicaSet>) {
+        match &mut self.phase {
+            Phase::Claim { recheck, .. } => {
+                *recheck = Some(claim::recheck(view.rs, live).is_ok());
+            }
+            Phase::Status { fresh_rv, .. } => match live {
+                Some(rs) => *fresh_rv = Some(rs.meta.resource_version),
+                None => self.phase = Phase::Done { error: true },
+            },
+            _ => {}
+        }
+    }
+
+    /// The outcome of a [`Pending::Send`].
+    pub fn record(
+        &mut self,
+        view: &SyncView,
+        outcome: Result<(), &ApiError>,
+        expectations: &mut Expectations,
+    ) {
+        let reason = outcome.err().map(|e| e.reason);
+        let key = self.key.clone();
+        match &mut self.phase {
+            Phase::Claim {
+                ops, next, failed, ..
+            } => {
+                let (name, decision) = ops[*next].clone();
+                *next += 1;
+                match (decision, reason) {
+                    (Claim::Adopt, None) => self.claimed.push(name),
+                    // The pod is gone: nothing to claim.
+                    (_, Some(Reason::NotFound)) => {}
+                    // ReleasePod also swallows Invalid (no such reference, or a new pod
+                    // under the same name).
+                    (Claim::Release, Some(Reason::Invalid)) => {}
+                    (Claim::Release, None) => {}
+                    _ => *failed = true,
+                }
+            }
+            Phase::Create {
+                sent,
+                failed,
+                successes,
+                ..
+            } => {
+                *sent += 1;
+                match reason {
+                    None => *successes += 1,
+                    Some(_) => *failed += 1,
+                }
+            }
+            Phase::Delete {
+                victims,
+                next,
+                error,
+            } => {
+                let name = victims[*next].clone();
+                *next += 1;
+                if let Some(reason) = reason {
+                    expectations.deletion_observed(&key, &name);
+                    if reason != Reason::NotFound || view.sem.delete_not_found_is_error {
+                        *error = true;
+                    }
+                }
+            }
+            Phase::Status {
+                manage_error,
+                retried,
+                ..
+            } => {
+                let manage_error = *manage_error;
+                match reason {
+                    None => self.phase = Phase::Done { error: manage_error },
+                    Some(_) if !*retried => *retried = true,
+                    Some(_) => self.phase = Phase::Done { error: true },
+                }
+            }
+            Phase::ChooseVictims { .. } | Phase::Done { .. } => {}
+        }
+    }
+}
+
+fn status_phase(manage_error: bool) -> Phase {
+    Phase::Status {
+        manage_error,
+        fresh_rv: None,
+        retried: false,
+    }
+}
+
+/// [upstream] pods this ReplicaSet controls that are terminating (being deleted, not yet
+/// terminal), for `status.terminatingReplicas`.
+fn terminating_claimed(view: &SyncView) -> usize {
+    view.pods
+        .values()
+        .filter(|p| {
+            p.meta.is_deleting()
+                && !matches!(
+                    p.phase,
+                    crate::object::PodPhase::Succeeded | crate::object::PodPhase::Failed
+                )
+                && p.meta.controller_ref().is_some_and(|r| r.uid == view.rs.meta.uid)
+                && view.rs.spec.selector.matches(&p.meta.labels)
+        })
+        .count()
+}
+
+/// The pod `CreatePodsWithControllerRef` submits: the template's labels, `generateName:
+/// <rs>-`, and the controller reference (pkg/controller/controller_utils.go
+/// `GetPodFromTemplate`).
+pub fn pod_from_template(rs: &ReplicaSet) -> Pod {
+    let mut pod = Pod::new("", rs.spec.template_labels.clone());
+    pod.meta.generate_name = Some(format!("{}-", rs.meta.name));
+    pod.meta.owner_references = vec![OwnerReference::controller_of(&rs.meta.name, rs.meta.uid)];
+    pod
+}

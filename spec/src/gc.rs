@@ -1,0 +1,161 @@
+//! The garbage collector's decisions.
+//!
+//! pkg/controller/garbagecollector/garbagecollector.go: the graph builder turns its own
+//! (stale) informer view into work items; `attemptToDeleteItem`, `processDeletingDependentsItem`
+//! and `attemptToOrphanWorker` then decide with live GETs (`isDangling`, `getObject`). The model
+//! derives the work items from the GC's view and performs each item's live check and writes as
+//! one atomic step: the owner of a dependent cannot come back under the same UID, so nothing
+//! the check relies on can change in between.
+
+use crate::api::{ApiServer, DeleteOptions, OwnerRefPatch, Propagation, Request, View};
+use crate::object::{Finalizer, Pod, ReplicaSet, Uid};
+use serde::{Deserialize, Serialize};
+
+/// A work item of the garbage collector.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum GcWork {
+    /// `attemptToDeleteItem` on a pod whose owner looks absent, or is deleting its dependents.
+    AttemptToDelete { pod: String, uid: Uid },
+    /// `processDeletingDependentsItem` on a ReplicaSet with the `foregroundDeletion` finalizer.
+    DeletingDependents { rs: String, uid: Uid },
+    /// `attemptToOrphanWorker` on a ReplicaSet with the `orphan` finalizer.
+    Orphan { rs: String, uid: Uid },
+}
+
+fn owner_in_view<'a>(rs: &'a View<ReplicaSet>, name: &str, uid: Uid) -> Option<&'a ReplicaSet> {
+    rs.get(name).filter(|o| o.meta.uid == uid)
+}
+
+fn deleting_dependents(rs: &ReplicaSet) -> bool {
+    rs.meta.is_deleting() && rs.meta.has_finalizer(Finalizer::ForegroundDeletion)
+}
+
+/// The work items the GC's view gives rise to.
+pub fn work_items(rs: &View<ReplicaSet>, pods: &View<Pod>) -> Vec<GcWork> {
+    let mut items = Vec::new();
+    for pod in pods.values() {
+        // attemptToDeleteItem skips an object already being deleted (it waits for it to go).
+        if pod.meta.is_deleting() {
+            continue;
+        }
+        let interesting = pod.meta.owner_references.iter().any(|r| {
+            owner_in_view(rs, &r.name, r.uid).is_none_or(deleting_dependents)
+        });
+        if interesting {
+            items.push(GcWork::AttemptToDelete {
+                pod: pod.meta.name.clone(),
+                uid: pod.meta.uid,
+            });
+        }
+    }
+    for owner in rs.values().filter(|o| o.meta.is_deleting()) {
+        let (name, uid) = (owner.meta.name.clone(), owner.meta.uid);
+        if owner.meta.has_finalizer(Finalizer::ForegroundDeletion) {
+            items.push(GcWork::DeletingDependents { rs: name.clone(), uid });
+        }
+        if owner.meta.has_finalizer(Finalizer::Orphan) {
+            items.push(GcWork::Orphan { rs: name, uid });
+        }
+    }
+    items
+}
+
+/// How a dependent's owner reference classifies live (`classifyReferences`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OwnerState {
+    Solid,
+    Dangling,
+    Waiting,
+}
+
+fn classify(api: &ApiServer, name: &str, uid: Uid) -> OwnerState {
+    match api.replicasets.get(name) {
+        Some(o) if o.meta.uid == uid && deleting_dependents(o) => OwnerState::Waiting,
+        Some(o) if o.meta.uid == uid => OwnerState::Solid,
+        _ => OwnerState::Dangling,
+    }
+}
+
+/// The requests a work item leads to, given the live state and the GC's view. Empty when the
+/// item turns out to need nothing.
+pub fn requests(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Vec<Request> {
+    match item {
+        GcWork::AttemptToDelete { pod, uid } => {
+            let Some(latest) = api.pods.get(pod).filter(|p| p.meta.uid == *uid) else {
+                return vec![];
+            };
+            let classes: Vec<(Uid, OwnerState)> = latest
+                .meta
+                .owner_references
+                .iter()
+                .map(|r| (r.uid, classify(api, &r.name, r.uid)))
+                .collect();
+            if classes.is_empty() {
+                return vec![];
+            }
+            let not_solid: Vec<Uid> = classes
+                .iter()
+                .filter(|(_, c)| *c != OwnerState::Solid)
+                .map(|(u, _)| *u)
+                .collect();
+            if classes.iter().any(|(_, c)| *c == OwnerState::Solid) {
+                if not_solid.is_empty() {
+                    return vec![];
+                }
+                return vec![Request::PatchPodOwnerReferences {
+                    name: pod.clone(),
+                    uid: *uid,
+                    patch: OwnerRefPatch::Remove(not_solid),
+                }];
+            }
+            // Every owner is dangling or waiting; a pod has no dependents of its own, so the
+            // policy is Background (no GC finalizer on pods in this model).
+            vec![Request::DeletePod {
+                name: pod.clone(),
+                options: DeleteOptions {
+                    propagation: Some(Propagation::Background),
+                    uid_precondition: Some(*uid),
+                },
+            }]
+        }
+        GcWork::DeletingDependents { rs, uid } => {
+            let live = api.replicasets.get(rs).filter(|o| o.meta.uid == *uid);
+            if !live.is_some_and(deleting_dependents) {
+                return vec![];
+            }
+            let blocking = view_pods.values().any(|p| {
+                p.meta
+                    .owner_references
+                    .iter()
+                    .any(|r| r.uid == *uid && r.block_owner_deletion)
+            });
+            if blocking {
+                return vec![];
+            }
+            vec![Request::RemoveFinalizer {
+                name: rs.clone(),
+                finalizer: Finalizer::ForegroundDeletion,
+            }]
+        }
+        GcWork::Orphan { rs, uid } => {
+            let live = api.replicasets.get(rs).filter(|o| o.meta.uid == *uid);
+            if !live.is_some_and(|o| o.meta.has_finalizer(Finalizer::Orphan)) {
+                return vec![];
+            }
+            let mut out: Vec<Request> = view_pods
+                .values()
+                .filter(|p| p.meta.owner_references.iter().any(|r| r.uid == *uid))
+                .map(|p| Request::PatchPodOwnerReferences {
+                    name: p.meta.name.clone(),
+                    uid: p.meta.uid,
+                    patch: OwnerRefPatch::Remove(vec![*uid]),
+                })
+                .collect();
+            out.push(Request::RemoveFinalizer {
+                name: rs.clone(),
+                finalizer: Finalizer::Orphan,
+            });
+            out
+        }
+    }
+}

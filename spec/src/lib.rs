@@ -1,0 +1,21 @@
+//! # rsmc-spec
+//!
+//! The executable semantics of the Kubernetes ReplicaSet controller and the machinery around
+//! it, and a stateright model that interleaves them.
+//!
+//! - [`object`]: ReplicaSets, pods, labels and selectors, owner references.
+//! - [`api`]: the API server's rules (validation, preconditions, deletion with propagation
+//!   policies and finalizers) and its ordered event log.
+//! - [`controller`]: the controller's queue, expectations, event handlers and sync.
+//! - [`gc`]: the garbage collector's decisions.
+//! - [`profile`]: the `k8s-1.20` and `upstream` behaviour switches.
+//! - [`config`]: bounds and enabled environment actions, with presets.
+//! - [`model`]: the stateright model and its properties.
+
+pub mod api;
+pub mod config;
+pub mod controller;
+pub mod gc;
+pub mod model;
+pub mod object;
+pub mod profile;

@@ -1,0 +1,210 @@
+//! Which actions are enabled in a state.
+
+use super::action::{Action, Watcher};
+use super::state::State;
+use super::RsModel;
+use crate::api::Kind;
+use crate::controller::Pending;
+use crate::gc;
+use crate::object::render_labels_compact;
+
+impl RsModel {
+    pub(super) fn enabled(&self, s: &State, out: &mut Vec<Action>) {
+        let writes = s.writes_allowed(self.config.informer.max_lag);
+        if writes && s.budget.steps > 0 {
+            self.user_moves(s, out);
+            self.kubelet_moves(s, out);
+        }
+        self.fault_moves(s, out);
+        self.system_moves(s, writes, out);
+    }
+
+    fn user_moves(&self, s: &State, out: &mut Vec<Action>) {
+        let env = &self.config.environment;
+        for decl in &self.config.replicasets {
+            let live = s.api.replicasets.get(&decl.name);
+            match live {
+                None if env.create_replica_set => out.push(Action::CreateReplicaSet {
+                    name: decl.name.clone(),
+                }),
+                Some(rs) if !rs.meta.is_deleting() => {
+                    if env.scale {
+                        for n in decl.scale_to.iter().filter(|n| **n != rs.spec.replicas) {
+                            out.push(Action::ScaleReplicaSet {
+                                name: decl.name.clone(),
+                                replicas: *n,
+                            });
+                        }
+                    }
+                    for p in &env.delete_replica_set {
+                        out.push(Action::DeleteReplicaSet {
+                            name: decl.name.clone(),
+                            propagation: *p,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        if env.create_pod {
+            for decl in self.config.pods.iter().filter(|d| !s.api.pods.contains_key(&d.name)) {
+                out.push(Action::CreatePod {
+                    name: decl.name.clone(),
+                });
+            }
+        }
+        for pod in s.api.pods.values().filter(|p| !p.meta.is_deleting()) {
+            if env.relabel_pod {
+                for set in self.config.relabel_to.iter().filter(|l| **l != pod.meta.labels) {
+                    out.push(Action::RelabelPod {
+                        name: pod.meta.name.clone(),
+                        labels: render_labels_compact(set),
+                    });
+                }
+            }
+            if env.delete_pod {
+                out.push(Action::DeletePod {
+                    name: pod.meta.name.clone(),
+                });
+            }
+        }
+    }
+
+    fn kubelet_moves(&self, s: &State, out: &mut Vec<Action>) {
+        let env = &self.config.environment;
+        for pod in s.api.pods.values() {
+            let name = pod.meta.name.clone();
+            if pod.meta.is_deleting() {
+                if env.finish_pod_deletion {
+                    out.push(Action::FinishPodDeletion { name });
+                }
+                continue;
+            }
+            if !pod.is_active() {
+                continue;
+            }
+            if env.schedule_pod && pod.node_name.is_none() {
+                for node in &self.config.nodes {
+                    out.push(Action::SchedulePod {
+                        name: name.clone(),
+                        node: node.clone(),
+                    });
+                }
+            }
+            if env.pod_ready && !pod.is_ready() {
+                out.push(Action::PodReady { name: name.clone() });
+            }
+            if env.pod_unready && pod.is_ready() {
+                out.push(Action::PodUnready { name: name.clone() });
+            }
+            if env.pod_failed {
+                out.push(Action::PodFailed { name });
+            }
+        }
+    }
+
+    fn fault_moves(&self, s: &State, out: &mut Vec<Action>) {
+        for (i, c) in s.controllers.iter().enumerate().filter(|(_, c)| c.running) {
+            let controller = i as u8;
+            if s.budget.crashes > 0 {
+                out.push(Action::CrashController { controller });
+            }
+            if s.budget.expiries > 0 {
+                for key in c.expectations.0.keys().filter(|k| c.expectations.can_expire(k)) {
+                    out.push(Action::ExpireExpectations {
+                        controller,
+                        key: key.clone(),
+                    });
+                }
+            }
+        }
+        if s.budget.relists > 0 {
+            for w in self.watchers(s) {
+                let at = self.position(s, w);
+                if s.api.lag(Kind::ReplicaSet, at.rs) + s.api.lag(Kind::Pod, at.pods) > 0 {
+                    out.push(Action::Relist { watcher: w });
+                }
+            }
+        }
+        if s.budget.handovers > 0 && s.controllers.len() > 1 && !s.controllers[1].running {
+            out.push(Action::StartSecondLeader);
+        }
+        if s.controllers.len() > 1 && s.controllers[0].running && s.controllers[1].running {
+            out.push(Action::StopFirstLeader);
+        }
+    }
+
+    fn system_moves(&self, s: &State, writes: bool, out: &mut Vec<Action>) {
+        for w in self.watchers(s) {
+            let at = self.position(s, w);
+            for kind in [Kind::ReplicaSet, Kind::Pod] {
+                if s.api.next_event(kind, at.get(kind)).is_some() {
+                    out.push(Action::Deliver { watcher: w, kind });
+                }
+            }
+        }
+        for (i, c) in s.controllers.iter().enumerate().filter(|(_, c)| c.running) {
+            let controller = i as u8;
+            // Workers are alike and kept sorted: only the first idle one starts syncs.
+            if let Some(idle) = c.workers.iter().position(Option::is_none) {
+                for key in &c.queue.queued {
+                    if self.sem.consistency_gate
+                        && c.written.get(key).is_some_and(|w| !c.seen.covers(w))
+                    {
+                        continue;
+                    }
+                    out.push(Action::StartSync {
+                        controller,
+                        worker: idle as u8,
+                        key: key.clone(),
+                    });
+                }
+            }
+            for (w, task) in c.workers.iter().enumerate() {
+                let Some(task) = task else { continue };
+                let worker = w as u8;
+                match self.pending(s, c, task) {
+                    Pending::GetReplicaSet(_) => out.push(Action::SyncStep { controller, worker }),
+                    Pending::Send(req) if writes => {
+                        out.push(Action::SyncStep { controller, worker });
+                        if s.budget.create_failures > 0
+                            && matches!(req, crate::api::Request::CreatePod(_))
+                        {
+                            out.push(Action::CreateRejected { controller, worker });
+                        }
+                    }
+                    Pending::Choose(options) => {
+                        for victims in options {
+                            out.push(Action::ChooseVictims {
+                                controller,
+                                worker,
+                                victims,
+                            });
+                        }
+                    }
+                    Pending::Send(_) | Pending::Done { .. } => {}
+                }
+            }
+        }
+        if writes {
+            let (rs, pods) = s.views(s.gc);
+            for work in gc::work_items(&rs, &pods) {
+                if !gc::requests(&work, &s.api, &pods).is_empty() {
+                    out.push(Action::Gc { work });
+                }
+            }
+        }
+    }
+
+    pub(super) fn watchers(&self, s: &State) -> Vec<Watcher> {
+        let mut w: Vec<Watcher> = s
+            .controllers
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.running)
+            .map(|(i, _)| Watcher::Controller(i as u8))
+            .collect();
+        w.push(Watcher::GarbageCollector);
+        w
+    }
+}

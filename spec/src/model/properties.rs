@@ -1,0 +1,246 @@
+//! The properties the model checks, and the ghost bookkeeping behind the ones that speak of
+//! actions (an adoption, a create, a delete) rather than of a state.
+//!
+//! Each property's doc comment says which real failure it guards against. Safety properties
+//! are stateright `always` properties; coverage properties are `sometimes` properties that
+//! show the configuration really reaches the situations the safety properties are about.
+
+use super::state::State;
+use super::RsModel;
+use crate::api::{DeleteOptions, OwnerRefPatch, Request};
+use crate::controller::sync::Phase;
+use crate::object::{Finalizer, ReplicaSet};
+use stateright::Property;
+
+/// No pod ever has two controller references. Two controllers would both count, scale and
+/// delete the same pod. The API server's owner-reference validation is what enforces this;
+/// the property checks the model's API server keeps it under every interleaving.
+pub const SINGLE_CONTROLLER: &str = "at most one controller reference per pod";
+
+/// No two live ReplicaSets count the same pod in their status at the same time (per their
+/// last status writes). Double counting means one of them believes it has replicas it does
+/// not control, and under-creates.
+pub const NO_DOUBLE_COUNT: &str = "no pod counted by two live ReplicaSets";
+
+/// An adoption only lands for a ReplicaSet that exists with the UID that adopts, is not being
+/// deleted, and whose selector matches the pod's labels at that moment. Otherwise the pod is
+/// owned by a ghost (and collected by the GC: #42639), or by an owner it does not belong to.
+pub const ADOPTION_RULES: &str = "adoption only by a live, matching owner not being deleted";
+
+/// No over-creation. When a create for ReplicaSet R commits, R controls at most `r` active
+/// pods including the new one, where `r` is the spec.replicas of the cached R the issuing sync
+/// acted on. This is the exact bound: a sync only creates up to `r` minus the pods it counted,
+/// and its expectations keep later syncs from acting before those creates are observed, so
+/// an extra pod means the controller acted on a cache that missed pods it already controlled
+/// (#41675, #88851, #129795). Adoption is the other way R gains pods and is bounded by
+/// [`ADOPTION_RULES`]; a user scale-down racing with a create is not over-creation, which is
+/// why the bound is the replica count acted on, not the current one.
+pub const NO_OVER_CREATION: &str = "creations never exceed the replicas acted on";
+
+/// The controller deletes only pods it controls at the moment of the delete. Scale-down
+/// deletes carry no precondition (PR #138818, open), so a pod released, orphaned or replaced
+/// under the same name between the ranking and the delete is killed anyway.
+pub const DELETE_ONLY_CONTROLLED: &str = "controller deletes only pods it controls";
+
+/// The GC deletes a pod only when its controller is gone (not found, or another UID) or is
+/// deleting its dependents in the foreground. Deleting a pod whose owner exists kills live
+/// replicas.
+pub const GC_DELETES_ONLY_DEPENDENTS_OF_GONE: &str =
+    "GC deletes only pods whose controller is gone or in foreground deletion";
+
+/// Deleting a ReplicaSet with propagation Orphan never deletes its dependents: no pod that
+/// references a ReplicaSet deleted with Orphan is ever collected.
+pub const ORPHAN_KEEPS_DEPENDENTS: &str = "orphan deletion never deletes dependents";
+
+/// Every ReplicaSet's status is consistent: ready ≤ replicas, available ≤ ready,
+/// observedGeneration ≤ generation.
+pub const STATUS_CONSISTENT: &str = "status consistent";
+
+/// The action properties, whose violations the steps record.
+pub const ACTION_PROPERTIES: [&str; 6] = [
+    NO_DOUBLE_COUNT,
+    ADOPTION_RULES,
+    NO_OVER_CREATION,
+    DELETE_ONLY_CONTROLLED,
+    GC_DELETES_ONLY_DEPENDENTS_OF_GONE,
+    ORPHAN_KEEPS_DEPENDENTS,
+];
+
+/// Coverage: a bare pod is controlled by a ReplicaSet (adopted).
+pub const REACH_ADOPTION: &str = "reached: a bare pod is adopted";
+/// Coverage: a pod the controller created has no owner (released or orphaned).
+pub const REACH_RELEASE: &str = "reached: a created pod is released or orphaned";
+/// Coverage: a scale-down is deleting victims.
+pub const REACH_SCALE_DOWN: &str = "reached: a scale-down deletes ranked victims";
+/// Coverage: a ReplicaSet waits for foreground deletion of its pods.
+pub const REACH_FOREGROUND: &str = "reached: foreground deletion in progress";
+/// Coverage: a ReplicaSet waits for its pods to be orphaned.
+pub const REACH_ORPHAN: &str = "reached: orphan deletion in progress";
+/// Coverage: two ReplicaSets exist at once (overlapping selectors in the presets).
+pub const REACH_TWO_RS: &str = "reached: two ReplicaSets at once";
+
+fn violated(s: &State, name: &'static str) -> bool {
+    s.ghost.violated.contains(name)
+}
+
+/// All properties, safety first.
+pub fn all() -> Vec<Property<RsModel>> {
+    vec![
+        Property::always(SINGLE_CONTROLLER, |_, s: &State| {
+            s.api.pods.values().all(|p| {
+                p.meta.owner_references.iter().filter(|r| r.controller).count() <= 1
+            })
+        }),
+        Property::always(NO_DOUBLE_COUNT, |_, s: &State| !violated(s, NO_DOUBLE_COUNT)),
+        Property::always(ADOPTION_RULES, |_, s: &State| !violated(s, ADOPTION_RULES)),
+        Property::always(NO_OVER_CREATION, |_, s: &State| !violated(s, NO_OVER_CREATION)),
+        Property::always(DELETE_ONLY_CONTROLLED, |_, s: &State| !violated(s, DELETE_ONLY_CONTROLLED)),
+        Property::always(GC_DELETES_ONLY_DEPENDENTS_OF_GONE, |_, s: &State| {
+            !violated(s, GC_DELETES_ONLY_DEPENDENTS_OF_GONE)
+        }),
+        Property::always(ORPHAN_KEEPS_DEPENDENTS, |_, s: &State| {
+            !violated(s, ORPHAN_KEEPS_DEPENDENTS)
+        }),
+        Property::always(STATUS_CONSISTENT, |_, s: &State| {
+            s.api.replicasets.values().all(|rs| {
+                let st = &rs.status;
+                st.ready_replicas <= st.replicas
+                    && st.available_replicas <= st.ready_replicas
+                    && st.observed_generation <= rs.meta.generation
+            })
+        }),
+        Property::sometimes(REACH_ADOPTION, |_, s: &State| {
+            s.api
+                .pods
+                .values()
+                .any(|p| p.meta.generate_name.is_none() && p.meta.controller_ref().is_some())
+        }),
+        Property::sometimes(REACH_RELEASE, |_, s: &State| {
+            s.api
+                .pods
+                .values()
+                .any(|p| p.meta.generate_name.is_some() && p.meta.owner_references.is_empty())
+        }),
+        Property::sometimes(REACH_SCALE_DOWN, |_, s: &State| {
+            s.controllers.iter().any(|c| {
+                c.workers
+                    .iter()
+                    .flatten()
+                    .any(|t| matches!(t.phase, Phase::Delete { .. }))
+            })
+        }),
+        Property::sometimes(REACH_FOREGROUND, |_, s: &State| {
+            s.api
+                .replicasets
+                .values()
+                .any(|r| r.meta.has_finalizer(Finalizer::ForegroundDeletion))
+        }),
+        Property::sometimes(REACH_ORPHAN, |_, s: &State| {
+            s.api
+                .replicasets
+                .values()
+                .any(|r| r.meta.has_finalizer(Finalizer::Orphan))
+        }),
+        Property::sometimes(REACH_TWO_RS, |_, s: &State| s.api.replicasets.len() >= 2),
+    ]
+}
+
+fn flag(s: &mut State, name: &'static str) {
+    s.ghost.violated.insert(name);
+}
+
+/// Checks made just before a controller request is applied.
+pub(super) fn before_controller_request(s: &mut State, rs: &ReplicaSet, req: &Request) {
+    if let Request::DeletePod { name, .. } = req {
+        if let Some(pod) = s.api.pods.get(name) {
+            let ours = pod.meta.controller_ref().is_some_and(|r| r.uid == rs.meta.uid);
+            if !ours {
+                flag(s, DELETE_ONLY_CONTROLLED);
+            }
+        }
+    }
+}
+
+/// Checks made just after a controller request succeeded.
+pub(super) fn after_controller_request(
+    s: &mut State,
+    rs: &ReplicaSet,
+    task: &crate::controller::SyncTask,
+    req: &Request,
+) {
+    match req {
+        Request::CreatePod(_) => {
+            if s.active_controlled(rs.meta.uid) > rs.spec.replicas.max(0) as usize {
+                flag(s, NO_OVER_CREATION);
+            }
+        }
+        Request::PatchPodOwnerReferences {
+            name,
+            patch: OwnerRefPatch::Add(_),
+            ..
+        } => {
+            let live = s.api.replicasets.get(&rs.meta.name);
+            let pod = s.api.pods.get(name);
+            let ok = match (live, pod) {
+                (Some(owner), Some(pod)) => {
+                    owner.meta.uid == rs.meta.uid
+                        && !owner.meta.is_deleting()
+                        && owner.spec.selector.matches(&pod.meta.labels)
+                }
+                _ => false,
+            };
+            if !ok {
+                flag(s, ADOPTION_RULES);
+            }
+        }
+        Request::UpdateReplicaSetStatus { .. } => {
+            let counted: std::collections::BTreeSet<String> = task.claimed.iter().cloned().collect();
+            let clash = s
+                .ghost
+                .counted
+                .iter()
+                .any(|(uid, other)| *uid != rs.meta.uid && !other.is_disjoint(&counted));
+            if clash {
+                flag(s, NO_DOUBLE_COUNT);
+            }
+            s.ghost.counted.insert(rs.meta.uid, counted);
+        }
+        _ => {}
+    }
+}
+
+/// Checks made just before a garbage-collector request is applied.
+pub(super) fn before_gc_request(s: &mut State, req: &Request) {
+    let Request::DeletePod {
+        name,
+        options: DeleteOptions {
+            uid_precondition, ..
+        },
+    } = req
+    else {
+        return;
+    };
+    let Some(pod) = s.api.pods.get(name) else {
+        return;
+    };
+    if uid_precondition.is_some_and(|u| u != pod.meta.uid) {
+        return;
+    }
+    let owner_alive = pod.meta.controller_ref().is_some_and(|r| {
+        s.api.replicasets.get(&r.name).is_some_and(|o| {
+            o.meta.uid == r.uid
+                && !(o.meta.is_deleting() && o.meta.has_finalizer(Finalizer::ForegroundDeletion))
+        })
+    });
+    let orphaned = pod
+        .meta
+        .owner_references
+        .iter()
+        .any(|r| s.ghost.orphaned_owners.contains(&r.uid));
+    if owner_alive {
+        flag(s, GC_DELETES_ONLY_DEPENDENTS_OF_GONE);
+    }
+    if orphaned {
+        flag(s, ORPHAN_KEEPS_DEPENDENTS);
+    }
+}

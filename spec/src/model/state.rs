@@ -1,0 +1,173 @@
+//! The model's state: the API server, the controller instances, the garbage collector, what
+//! the environment may still do, and ghost records for the action properties.
+
+use crate::api::{ApiServer, Kind, View};
+use crate::controller::{Expectations, SyncTask, WorkQueue};
+use crate::object::{Pod, ReplicaSet, Rv, Uid};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// An informer's position per resource type: the last revision it has delivered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Positions {
+    pub rs: Rv,
+    pub pods: Rv,
+}
+
+impl Positions {
+    pub fn at(rv: Rv) -> Self {
+        Positions { rs: rv, pods: rv }
+    }
+
+    pub fn get(&self, kind: Kind) -> Rv {
+        match kind {
+            Kind::ReplicaSet => self.rs,
+            Kind::Pod => self.pods,
+        }
+    }
+
+    pub fn set(&mut self, kind: Kind, rv: Rv) {
+        match kind {
+            Kind::ReplicaSet => self.rs = rv,
+            Kind::Pod => self.pods = rv,
+        }
+    }
+
+    pub fn lowest(&self) -> Rv {
+        self.rs.min(self.pods)
+    }
+
+    /// Whether these positions have caught up with `other` for both types.
+    pub fn covers(&self, other: &Positions) -> bool {
+        self.rs >= other.rs && self.pods >= other.pods
+    }
+}
+
+/// One ReplicaSet controller instance (kube-controller-manager's replicaset controller).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ControllerState {
+    /// Whether this instance is running (the second one only during a handover).
+    pub running: bool,
+    pub seen: Positions,
+    pub queue: WorkQueue,
+    /// One slot per worker, kept sorted (busy first, by key) since workers are alike.
+    pub workers: Vec<Option<SyncTask>>,
+    pub expectations: Expectations,
+    /// [upstream] the consistency store: per key, the revisions of this controller's own last
+    /// writes that the caches must reach before the key may sync again.
+    pub written: BTreeMap<String, Positions>,
+}
+
+impl ControllerState {
+    pub fn new(workers: usize, running: bool) -> Self {
+        ControllerState {
+            running,
+            seen: Positions::default(),
+            queue: WorkQueue::default(),
+            workers: vec![None; workers],
+            expectations: Expectations::default(),
+            written: BTreeMap::new(),
+        }
+    }
+
+    /// Sort the worker slots so that equal sets of in-flight syncs are equal states.
+    pub fn canonicalize(&mut self) {
+        self.workers.sort_by(|a, b| match (a, b) {
+            (Some(x), Some(y)) => x.cmp(y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        });
+    }
+}
+
+/// What the environment may still do.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Budget {
+    pub steps: u8,
+    pub crashes: u8,
+    pub expiries: u8,
+    pub relists: u8,
+    pub create_failures: u8,
+    pub handovers: u8,
+}
+
+/// Ghost records: facts about the past that the action properties need. They change only when
+/// the facts they record happen, so runs without violations are not split by them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Ghost {
+    /// Names of the action properties violated on the way to this state.
+    #[serde(skip_deserializing)]
+    pub violated: BTreeSet<&'static str>,
+    /// UIDs of ReplicaSets the user deleted with propagation Orphan.
+    pub orphaned_owners: BTreeSet<Uid>,
+    /// Per live ReplicaSet UID, the pods its last status write counted.
+    pub counted: BTreeMap<Uid, BTreeSet<String>>,
+}
+
+/// The whole model state.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct State {
+    pub api: ApiServer,
+    pub controllers: Vec<ControllerState>,
+    /// The garbage collector's informer positions.
+    pub gc: Positions,
+    pub budget: Budget,
+    pub ghost: Ghost,
+}
+
+impl State {
+    /// The ReplicaSet and pod caches as of `at`.
+    pub fn views(&self, at: Positions) -> (View<ReplicaSet>, View<Pod>) {
+        (self.api.replicasets_at(at.rs), self.api.pods_at(at.pods))
+    }
+
+    /// Every informer position still in use: running watchers and in-flight syncs.
+    fn positions_in_use(&self) -> impl Iterator<Item = Positions> + '_ {
+        let controllers = self.controllers.iter().filter(|c| c.running).flat_map(|c| {
+            std::iter::once(c.seen).chain(
+                c.workers
+                    .iter()
+                    .flatten()
+                    .map(|t| Positions { rs: t.read_at.0, pods: t.read_at.1 }),
+            )
+        });
+        controllers.chain(std::iter::once(self.gc))
+    }
+
+    /// Whether every watcher is fewer than `max_lag` events behind on both types.
+    pub fn writes_allowed(&self, max_lag: u32) -> bool {
+        let watchers = self
+            .controllers
+            .iter()
+            .filter(|c| c.running)
+            .map(|c| c.seen)
+            .chain(std::iter::once(self.gc));
+        watchers.into_iter().all(|p| {
+            [Kind::ReplicaSet, Kind::Pod]
+                .iter()
+                .all(|k| self.api.lag(*k, p.get(*k)) < max_lag as usize)
+        })
+    }
+
+    /// Bring the state to its canonical form after a step: drop log entries no one needs,
+    /// sort worker slots, forget ghost counts of ReplicaSets that are gone.
+    pub fn canonicalize(&mut self) {
+        let floor = self.positions_in_use().map(|p| p.lowest()).min().unwrap_or(self.api.rv);
+        self.api.prune(floor);
+        for c in &mut self.controllers {
+            c.canonicalize();
+        }
+        let live: BTreeSet<Uid> = self.api.replicasets.values().map(|r| r.meta.uid).collect();
+        self.ghost.counted.retain(|uid, _| live.contains(uid));
+    }
+
+    /// Active pods controlled by the ReplicaSet with `uid`, live.
+    pub fn active_controlled(&self, uid: Uid) -> usize {
+        self.api
+            .pods
+            .values()
+            .filter(|p| p.is_active() && p.meta.controller_ref().is_some_and(|r| r.uid == uid))
+            .count()
+    }
+}

@@ -1,0 +1,365 @@
+//! What each action does.
+
+use super::action::{Action, Watcher};
+use super::properties as prop;
+use super::state::{ControllerState, Positions, State};
+use super::RsModel;
+use crate::api::{ApiError, DeleteOptions, Kind, Propagation, Reason, Request, Response};
+use crate::controller::{begin, Begin, Handlers, Pending, SyncTask, SyncView};
+use crate::gc;
+use crate::object::{render_labels_compact, Pod, PodPhase, ReplicaSet};
+
+impl RsModel {
+    /// The successor of `s` under `action`; `None` when the action changes nothing.
+    pub(super) fn step(&self, s: &State, action: &Action) -> Option<State> {
+        let mut n = s.clone();
+        if action.is_environment() {
+            self.charge(&mut n, action);
+        }
+        match action {
+            Action::CreateReplicaSet { name } => {
+                let decl = self.config.replicasets.iter().find(|d| &d.name == name)?;
+                n.api.apply(&Request::CreateReplicaSet(decl.object())).ok()?;
+            }
+            Action::ScaleReplicaSet { name, replicas } => {
+                n.api
+                    .apply(&Request::ScaleReplicaSet {
+                        name: name.clone(),
+                        replicas: *replicas,
+                    })
+                    .ok()?;
+            }
+            Action::DeleteReplicaSet { name, propagation } => {
+                let uid = n.api.replicasets.get(name)?.meta.uid;
+                if *propagation == Propagation::Orphan {
+                    n.ghost.orphaned_owners.insert(uid);
+                }
+                n.api
+                    .apply(&Request::DeleteReplicaSet {
+                        name: name.clone(),
+                        options: DeleteOptions {
+                            propagation: Some(*propagation),
+                            uid_precondition: None,
+                        },
+                    })
+                    .ok()?;
+            }
+            Action::CreatePod { name } => {
+                let decl = self.config.pods.iter().find(|d| &d.name == name)?;
+                n.api
+                    .apply(&Request::CreatePod(Pod::new(&decl.name, decl.labels.clone())))
+                    .ok()?;
+            }
+            Action::RelabelPod { name, labels } => {
+                let set = self
+                    .config
+                    .relabel_to
+                    .iter()
+                    .find(|l| &render_labels_compact(l) == labels)?;
+                n.api
+                    .apply(&Request::SetPodLabels {
+                        name: name.clone(),
+                        labels: set.clone(),
+                    })
+                    .ok()?;
+            }
+            Action::DeletePod { name } => {
+                n.api
+                    .apply(&Request::DeletePod {
+                        name: name.clone(),
+                        options: DeleteOptions::default(),
+                    })
+                    .ok()?;
+            }
+            Action::SchedulePod { name, node } => {
+                n.api
+                    .apply(&Request::BindPod {
+                        name: name.clone(),
+                        node: node.clone(),
+                    })
+                    .ok()?;
+            }
+            Action::PodReady { name } => kubelet_status(&mut n, name, PodPhase::Running, true)?,
+            Action::PodUnready { name } => kubelet_status(&mut n, name, PodPhase::Running, false)?,
+            Action::PodFailed { name } => kubelet_status(&mut n, name, PodPhase::Failed, false)?,
+            Action::FinishPodDeletion { name } => {
+                n.api
+                    .apply(&Request::FinishPodDeletion { name: name.clone() })
+                    .ok()?;
+            }
+            Action::CrashController { controller } => {
+                let i = *controller as usize;
+                n.controllers[i] = self.fresh_controller(&n);
+            }
+            Action::ExpireExpectations { controller, key } => {
+                n.controllers[*controller as usize].expectations.expire(key);
+            }
+            Action::Relist { watcher } => self.relist(&mut n, *watcher),
+            Action::StartSecondLeader => n.controllers[1] = self.fresh_controller(&n),
+            Action::StopFirstLeader => {
+                let workers = self.config.controller.workers as usize;
+                n.controllers[0] = ControllerState::new(workers, false);
+            }
+            Action::Deliver { watcher, kind } => self.deliver(&mut n, *watcher, *kind)?,
+            Action::StartSync {
+                controller,
+                worker,
+                key,
+            } => self.start_sync(&mut n, *controller as usize, *worker as usize, key),
+            Action::SyncStep { controller, worker } => {
+                self.sync_step(&mut n, *controller as usize, *worker as usize, false)
+            }
+            Action::CreateRejected { controller, worker } => {
+                n.budget.create_failures -= 1;
+                self.sync_step(&mut n, *controller as usize, *worker as usize, true)
+            }
+            Action::ChooseVictims {
+                controller,
+                worker,
+                victims,
+            } => {
+                let c = &mut n.controllers[*controller as usize];
+                let task = c.workers[*worker as usize].as_mut()?;
+                task.choose(victims.clone(), &mut c.expectations);
+            }
+            Action::Gc { work } => self.gc_step(&mut n, work),
+        }
+        n.canonicalize();
+        (n != *s).then_some(n)
+    }
+
+    fn charge(&self, n: &mut State, action: &Action) {
+        let b = &mut n.budget;
+        match action {
+            Action::CrashController { .. } => b.crashes -= 1,
+            Action::ExpireExpectations { .. } => b.expiries -= 1,
+            Action::Relist { .. } => b.relists -= 1,
+            Action::StartSecondLeader => b.handovers -= 1,
+            Action::StopFirstLeader => {}
+            _ => b.steps -= 1,
+        }
+    }
+
+    /// A controller instance that has just started: empty memory, caches listed at the head
+    /// of the log, every ReplicaSet queued by the initial list.
+    pub(super) fn fresh_controller(&self, s: &State) -> ControllerState {
+        let mut c = ControllerState::new(self.config.controller.workers as usize, true);
+        c.seen = Positions::at(s.api.rv);
+        for name in s.api.replicasets.keys() {
+            c.queue.add(name);
+        }
+        c
+    }
+
+    pub(super) fn position(&self, s: &State, w: Watcher) -> Positions {
+        match w {
+            Watcher::Controller(i) => s.controllers[i as usize].seen,
+            Watcher::GarbageCollector => s.gc,
+        }
+    }
+
+    /// The watch delivers the next event of `kind` to `watcher`.
+    fn deliver(&self, n: &mut State, watcher: Watcher, kind: Kind) -> Option<()> {
+        let at = self.position(n, watcher);
+        let event = n.api.next_event(kind, at.get(kind))?.clone();
+        match watcher {
+            Watcher::GarbageCollector => n.gc.set(kind, event.rv),
+            Watcher::Controller(i) => {
+                let c = &mut n.controllers[i as usize];
+                c.seen.set(kind, event.rv);
+                let rs_view = n.api.replicasets_at(c.seen.rs);
+                let mut h = Handlers {
+                    queue: &mut c.queue,
+                    expectations: &mut c.expectations,
+                    replicasets: &rs_view,
+                };
+                match &event.change {
+                    crate::api::Change::ReplicaSet { before, after } => {
+                        h.replicaset(before.as_ref(), after.as_ref())
+                    }
+                    crate::api::Change::Pod { before, after } => h.pod(before.as_ref(), after.as_ref()),
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// The watch expired: the informer lists afresh and replaces its cache, telling the
+    /// handlers of every difference — vanished objects as (possibly stale) tombstones.
+    fn relist(&self, n: &mut State, watcher: Watcher) {
+        let head = Positions::at(n.api.rv);
+        match watcher {
+            Watcher::GarbageCollector => n.gc = head,
+            Watcher::Controller(i) => {
+                let c = &mut n.controllers[i as usize];
+                let (old_rs, old_pods) = (n.api.replicasets_at(c.seen.rs), n.api.pods_at(c.seen.pods));
+                c.seen = head;
+                let new_rs = n.api.replicasets.clone();
+                let mut h = Handlers {
+                    queue: &mut c.queue,
+                    expectations: &mut c.expectations,
+                    replicasets: &new_rs,
+                };
+                for (name, cur) in &new_rs {
+                    match old_rs.get(name) {
+                        Some(old) if old.meta.resource_version == cur.meta.resource_version => {}
+                        old => h.replicaset(old, Some(cur)),
+                    }
+                }
+                for (name, old) in old_rs.iter().filter(|(k, _)| !new_rs.contains_key(*k)) {
+                    let _ = name;
+                    h.replicaset(Some(old), None);
+                }
+                for (name, cur) in &n.api.pods {
+                    match old_pods.get(name) {
+                        Some(old) if old.meta.resource_version == cur.meta.resource_version => {}
+                        old => h.pod(old, Some(cur)),
+                    }
+                }
+                for old in old_pods.values().filter(|p| !n.api.pods.contains_key(&p.meta.name)) {
+                    h.pod(Some(old), None);
+                }
+            }
+        }
+    }
+
+    fn start_sync(&self, n: &mut State, ci: usize, wi: usize, key: &str) {
+        let c = &mut n.controllers[ci];
+        if !c.queue.take(key) {
+            return;
+        }
+        let at = c.seen;
+        let rs_view = n.api.replicasets_at(at.rs);
+        let pods = n.api.pods_at(at.pods);
+        match begin(key, rs_view.get(key), &pods, (at.rs, at.pods), &mut c.expectations) {
+            Begin::Gone => {
+                c.written.remove(key);
+                c.queue.done(key, false);
+            }
+            Begin::Run(mut task) => {
+                let view = self.sync_view(&rs_view, &pods, key);
+                if let Pending::Done { error } = task.advance(&view, &mut c.expectations) {
+                    c.queue.done(key, error);
+                } else {
+                    c.workers[wi] = Some(task);
+                }
+            }
+        }
+    }
+
+    fn sync_view<'a>(
+        &'a self,
+        rs: &'a crate::api::View<ReplicaSet>,
+        pods: &'a crate::api::View<Pod>,
+        key: &str,
+    ) -> SyncView<'a> {
+        SyncView {
+            rs: rs.get(key).expect("a running sync's ReplicaSet is in the cache it read"),
+            pods,
+            sem: &self.sem,
+            burst_replicas: self.config.controller.burst_replicas,
+        }
+    }
+
+    /// What the sync in a worker slot waits for.
+    pub(super) fn pending(&self, s: &State, c: &ControllerState, task: &SyncTask) -> Pending {
+        let rs = s.api.replicasets_at(task.read_at.0);
+        let pods = s.api.pods_at(task.read_at.1);
+        let view = self.sync_view(&rs, &pods, &task.key);
+        let mut task = task.clone();
+        let mut exp = c.expectations.clone();
+        task.advance(&view, &mut exp)
+    }
+
+    /// Perform the request the sync in slot `wi` waits for, record the outcome, and finish
+    /// the sync if nothing else remains. `rejected` makes a pod create fail as an exceeded
+    /// quota would.
+    fn sync_step(&self, n: &mut State, ci: usize, wi: usize, rejected: bool) {
+        let Some(mut task) = n.controllers[ci].workers[wi].take() else {
+            return;
+        };
+        let rs_view = n.api.replicasets_at(task.read_at.0);
+        let pods = n.api.pods_at(task.read_at.1);
+        let view = self.sync_view(&rs_view, &pods, &task.key);
+        let mut exp = std::mem::take(&mut n.controllers[ci].expectations);
+        match task.advance(&view, &mut exp) {
+            Pending::GetReplicaSet(name) => {
+                let live = n.api.replicasets.get(&name).cloned();
+                task.record_get(&view, live.as_ref());
+            }
+            Pending::Send(req) => {
+                let result = if rejected {
+                    Err(ApiError {
+                        reason: Reason::Forbidden,
+                        message: "pods \"\" is forbidden: exceeded quota: pods".into(),
+                    })
+                } else {
+                    self.controller_request(n, view.rs, &task, &req)
+                };
+                if let Ok(rv) = &result {
+                    if self.sem.consistency_gate {
+                        let w = n.controllers[ci].written.entry(task.key.clone()).or_default();
+                        match req {
+                            Request::UpdateReplicaSetStatus { .. } => w.rs = w.rs.max(*rv),
+                            _ => w.pods = w.pods.max(*rv),
+                        }
+                    }
+                }
+                task.record(&view, result.as_ref().map(|_| ()), &mut exp);
+            }
+            Pending::Choose(_) | Pending::Done { .. } => {}
+        }
+        let next = task.advance(&view, &mut exp);
+        let c = &mut n.controllers[ci];
+        c.expectations = exp;
+        match next {
+            Pending::Done { error } => c.queue.done(&task.key, error),
+            _ => c.workers[wi] = Some(task),
+        }
+    }
+
+    /// Apply a controller's request, checking the action properties around it. Returns the
+    /// revision written.
+    fn controller_request(
+        &self,
+        n: &mut State,
+        rs: &ReplicaSet,
+        task: &SyncTask,
+        req: &Request,
+    ) -> Result<u32, ApiError> {
+        prop::before_controller_request(n, rs, req);
+        let result = n.api.apply(req);
+        if let Ok(resp) = &result {
+            prop::after_controller_request(n, rs, task, req);
+            return Ok(match resp {
+                Response::Written { rv, .. } | Response::Deleted { rv } | Response::DeletionStarted { rv } => *rv,
+            });
+        }
+        result.map(|_| 0)
+    }
+
+    fn gc_step(&self, n: &mut State, work: &gc::GcWork) {
+        let pods = n.api.pods_at(n.gc.pods);
+        for req in gc::requests(work, &n.api, &pods) {
+            prop::before_gc_request(n, &req);
+            if let Err(e) = n.api.apply(&req) {
+                // orphanDependents ignores NotFound; anything else aborts before the
+                // finalizer goes, and the item is retried.
+                if e.reason != Reason::NotFound {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn kubelet_status(n: &mut State, name: &str, phase: PodPhase, ready: bool) -> Option<()> {
+    n.api
+        .apply(&Request::SetPodStatus {
+            name: name.to_string(),
+            phase,
+            ready,
+        })
+        .ok()
+        .map(|_| ())
+}

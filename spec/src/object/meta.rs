@@ -1,0 +1,119 @@
+//! Object metadata shared by ReplicaSets and pods.
+//!
+//! Identity in the model is small integers: a UID is the order in which the API server
+//! created the object and a resourceVersion is a position in the API server's single event
+//! log (staging/src/k8s.io/apiserver/pkg/storage/etcd3: every write bumps one global
+//! revision). Real UIDs and generated name suffixes are a rendering concern.
+
+use super::labels::Labels;
+use serde::{Deserialize, Serialize};
+
+/// An object UID: the index of the object's creation in the API server.
+pub type Uid = u32;
+/// A resourceVersion: the global revision of the write that produced this version.
+pub type Rv = u32;
+
+/// The finalizers the garbage collector understands
+/// (staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go `FinalizerOrphanDependents`,
+/// `FinalizerDeleteDependents`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Finalizer {
+    /// `orphan`: the GC removes the owner's reference from every dependent first.
+    Orphan,
+    /// `foregroundDeletion`: the GC deletes blocking dependents first.
+    ForegroundDeletion,
+}
+
+impl Finalizer {
+    /// The finalizer's name as the API shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Finalizer::Orphan => "orphan",
+            Finalizer::ForegroundDeletion => "foregroundDeletion",
+        }
+    }
+}
+
+/// The kinds of owner a pod can reference in this model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum OwnerKind {
+    /// `apps/v1 ReplicaSet`.
+    ReplicaSet,
+}
+
+/// `metav1.OwnerReference` (apiVersion and kind folded into [`OwnerKind`]).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct OwnerReference {
+    pub kind: OwnerKind,
+    pub name: String,
+    pub uid: Uid,
+    pub controller: bool,
+    pub block_owner_deletion: bool,
+}
+
+impl OwnerReference {
+    /// The reference a ReplicaSet sets when it creates or adopts a pod
+    /// (pkg/controller/replicaset/replica_set.go `manageReplicas`;
+    /// pkg/controller/controller_ref_manager.go `AdoptPod`).
+    pub fn controller_of(name: &str, uid: Uid) -> Self {
+        OwnerReference {
+            kind: OwnerKind::ReplicaSet,
+            name: name.to_string(),
+            uid,
+            controller: true,
+            block_owner_deletion: true,
+        }
+    }
+}
+
+/// `metav1.ObjectMeta`, reduced to what the ReplicaSet controller, the API server rules and
+/// the garbage collector read.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Meta {
+    pub name: String,
+    /// Set when the object was created with `generateName` (the prefix, e.g. `frontend-`).
+    pub generate_name: Option<String>,
+    pub uid: Uid,
+    pub resource_version: Rv,
+    /// Bumped on every spec change (ReplicaSets only; pods keep 0 here).
+    pub generation: u32,
+    /// The revision that created the object: the model's `creationTimestamp`.
+    pub created: Rv,
+    pub labels: Labels,
+    pub owner_references: Vec<OwnerReference>,
+    /// The revision at which deletion began: the model's `deletionTimestamp`.
+    pub deletion_timestamp: Option<Rv>,
+    pub finalizers: Vec<Finalizer>,
+}
+
+impl Meta {
+    /// A fresh object's metadata before the API server assigns identity.
+    pub fn named(name: &str, labels: Labels) -> Self {
+        Meta {
+            name: name.to_string(),
+            generate_name: None,
+            uid: 0,
+            resource_version: 0,
+            generation: 0,
+            created: 0,
+            labels,
+            owner_references: Vec::new(),
+            deletion_timestamp: None,
+            finalizers: Vec::new(),
+        }
+    }
+
+    /// `metav1.GetControllerOf`: the reference with `controller: true`, if any.
+    pub fn controller_ref(&self) -> Option<&OwnerReference> {
+        self.owner_references.iter().find(|r| r.controller)
+    }
+
+    /// Whether a deletion has begun (`deletionTimestamp != nil`).
+    pub fn is_deleting(&self) -> bool {
+        self.deletion_timestamp.is_some()
+    }
+
+    pub fn has_finalizer(&self, f: Finalizer) -> bool {
+        self.finalizers.contains(&f)
+    }
+}

@@ -1,0 +1,83 @@
+//! The pod as the ReplicaSet controller and the garbage collector see it.
+
+use super::labels::Labels;
+use super::meta::{Meta, Rv};
+use serde::{Deserialize, Serialize};
+
+/// `v1.PodPhase`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum PodPhase {
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+    Unknown,
+}
+
+impl PodPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PodPhase::Pending => "Pending",
+            PodPhase::Running => "Running",
+            PodPhase::Succeeded => "Succeeded",
+            PodPhase::Failed => "Failed",
+            PodPhase::Unknown => "Unknown",
+        }
+    }
+}
+
+/// The annotation that orders scale-down victims in upstream
+/// (pkg/apis/core/annotation_key_constants.go `PodDeletionCost`).
+pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
+
+/// A pod. Containers are not modelled: the controller never reads them, except restart
+/// counts for ranking, which the model keeps as a number.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Pod {
+    pub meta: Meta,
+    /// `spec.nodeName`: set by the scheduler; decides graceful deletion and ranking rule 1.
+    pub node_name: Option<String>,
+    pub phase: PodPhase,
+    /// The revision at which the `Ready` condition last became true; `None` when not ready.
+    /// The revision orders readiness for ranking rule "ready more recently first".
+    pub ready_since: Option<Rv>,
+    /// Whether the pod has been ready for the owner's `minReadySeconds` (the model's clock-free
+    /// stand-in for `podutil.IsPodAvailable`). With `minReadySeconds: 0` it equals readiness.
+    pub available: bool,
+    /// Sum of container restart counts (ranking rule "more restarts first").
+    pub restarts: u32,
+    /// The `controller.kubernetes.io/pod-deletion-cost` annotation, parsed (0 when absent).
+    pub deletion_cost: i32,
+}
+
+impl Pod {
+    /// A new pending pod with the given name and labels, as a user or the controller submits it.
+    pub fn new(name: &str, labels: Labels) -> Self {
+        Pod {
+            meta: Meta::named(name, labels),
+            node_name: None,
+            phase: PodPhase::Pending,
+            ready_since: None,
+            available: false,
+            restarts: 0,
+            deletion_cost: 0,
+        }
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.ready_since.is_some()
+    }
+
+    /// `controller.IsPodActive` (pkg/controller/controller_utils.go): not terminal and not being
+    /// deleted.
+    pub fn is_active(&self) -> bool {
+        !matches!(self.phase, PodPhase::Succeeded | PodPhase::Failed) && !self.meta.is_deleting()
+    }
+
+    /// Whether the API server deletes this pod gracefully, i.e. keeps it with a
+    /// deletionTimestamp until the kubelet confirms. pkg/registry/core/pod/strategy.go
+    /// `CheckGracefulDelete`: an unscheduled pod or a terminal one is deleted at once.
+    pub fn deletes_gracefully(&self) -> bool {
+        self.node_name.is_some() && !matches!(self.phase, PodPhase::Succeeded | PodPhase::Failed)
+    }
+}
