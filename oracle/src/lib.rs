@@ -1,1 +1,11 @@
-//! rsmc-oracle
+//! rsmc-oracle: judging observed ReplicaSet behaviour against the spec.
+//!
+//! - [`render`]: kubectl-style tables of model states (`kubectl get rs`, `get pods
+//!   --show-labels`, and wide views with owners and finalizers).
+//! - [`trace`]: the trace file format (`rsmc-trace/v1`) that `rsmc check` writes for every
+//!   violation.
+//! - [`trace_text`]: a trace as text, the tables after every step.
+
+pub mod render;
+pub mod trace;
+pub mod trace_text;

@@ -5,8 +5,8 @@
 //! its fields (objects merge key by key; anything else replaces). Unknown fields are errors
 //! naming the field, and impossible bounds are rejected with the field's path.
 
-use crate::api::Propagation;
 use crate::api::validation::replicaset_create_errors;
+use crate::api::Propagation;
 use crate::object::{LabelSelector, Labels, ReplicaSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -196,24 +196,29 @@ impl Config {
             Some(None) => "default".to_string(),
             None => return Err(parse("expected a JSON object at the top level".into())),
         };
-        let (_, base_text) = PRESETS
-            .iter()
-            .find(|(n, _)| *n == preset)
-            .ok_or_else(|| ConfigError::Invalid {
-                path: path.into(),
-                field: "preset".into(),
-                message: format!("unknown preset {preset:?}: valid presets are small, default, deep"),
-            })?;
+        let (_, base_text) =
+            PRESETS
+                .iter()
+                .find(|(n, _)| *n == preset)
+                .ok_or_else(|| ConfigError::Invalid {
+                    path: path.into(),
+                    field: "preset".into(),
+                    message: format!(
+                        "unknown preset {preset:?}: valid presets are small, default, deep"
+                    ),
+                })?;
         let mut base: Value = serde_json::from_str(base_text).expect("embedded preset parses");
         merge(&mut base, over);
         // Re-serialise with line breaks so serde's line/column point somewhere useful, and
         // report unknown fields by name.
         let config: Config = serde_json::from_value(base).map_err(|e| parse(e.to_string()))?;
-        config.validate().map_err(|(field, message)| ConfigError::Invalid {
-            path: path.into(),
-            field,
-            message,
-        })?;
+        config
+            .validate()
+            .map_err(|(field, message)| ConfigError::Invalid {
+                path: path.into(),
+                field,
+                message,
+            })?;
         Ok(config)
     }
 
@@ -221,12 +226,18 @@ impl Config {
     pub fn validate(&self) -> Result<(), (String, String)> {
         let fail = |f: String, m: String| Err((f, m));
         if self.replicasets.is_empty() {
-            return fail("replicasets".into(), "expected at least one ReplicaSet".into());
+            return fail(
+                "replicasets".into(),
+                "expected at least one ReplicaSet".into(),
+            );
         }
         for (i, rs) in self.replicasets.iter().enumerate() {
             let errs = replicaset_create_errors(&rs.object());
             if let Some(e) = errs.first() {
-                return fail(format!("replicasets[{i}]"), format!("the API would reject it: {e}"));
+                return fail(
+                    format!("replicasets[{i}]"),
+                    format!("the API would reject it: {e}"),
+                );
             }
             if let Some(n) = rs.scale_to.iter().find(|n| **n < 0) {
                 return fail(
@@ -241,20 +252,32 @@ impl Config {
                 );
             }
             if self.replicasets[..i].iter().any(|o| o.name == rs.name) {
-                return fail(format!("replicasets[{i}].name"), format!("duplicate name {:?}", rs.name));
+                return fail(
+                    format!("replicasets[{i}].name"),
+                    format!("duplicate name {:?}", rs.name),
+                );
             }
         }
         for (i, pod) in self.pods.iter().enumerate() {
             if !crate::api::names::is_dns1123_subdomain(&pod.name) {
-                return fail(format!("pods[{i}].name"), format!("{:?} is not a DNS-1123 subdomain", pod.name));
+                return fail(
+                    format!("pods[{i}].name"),
+                    format!("{:?} is not a DNS-1123 subdomain", pod.name),
+                );
             }
             if self.pods[..i].iter().any(|o| o.name == pod.name) {
-                return fail(format!("pods[{i}].name"), format!("duplicate name {:?}", pod.name));
+                return fail(
+                    format!("pods[{i}].name"),
+                    format!("duplicate name {:?}", pod.name),
+                );
             }
         }
         let env = &self.environment;
         if env.steps > 12 {
-            return fail("environment.steps".into(), format!("expected at most 12, got {}", env.steps));
+            return fail(
+                "environment.steps".into(),
+                format!("expected at most 12, got {}", env.steps),
+            );
         }
         if env.finish_pod_deletion && !env.schedule_pod && self.nodes.is_empty() {
             // Without a node no pod is ever deleted gracefully; harmless, so allowed.
@@ -263,7 +286,10 @@ impl Config {
             return fail("nodes".into(), "schedulePod needs at least one node".into());
         }
         if env.relabel_pod && self.relabel_to.is_empty() {
-            return fail("relabelTo".into(), "relabelPod needs at least one label set".into());
+            return fail(
+                "relabelTo".into(),
+                "relabelPod needs at least one label set".into(),
+            );
         }
         if self.controller.workers == 0 || self.controller.workers > 4 {
             return fail(
@@ -272,7 +298,10 @@ impl Config {
             );
         }
         if self.controller.burst_replicas == 0 {
-            return fail("controller.burstReplicas".into(), "expected at least 1".into());
+            return fail(
+                "controller.burstReplicas".into(),
+                "expected at least 1".into(),
+            );
         }
         if self.informer.max_lag == 0 || self.informer.max_lag > 8 {
             return fail(
@@ -315,9 +344,15 @@ mod tests {
 
     #[test]
     fn overrides_merge_into_the_named_preset() {
-        let c = Config::from_json("c.json", r#"{"preset": "small", "environment": {"steps": 1}}"#)
-            .unwrap();
+        let c = Config::from_json(
+            "c.json",
+            r#"{"preset": "small", "environment": {"steps": 1}}"#,
+        )
+        .unwrap();
         assert_eq!(c.environment.steps, 1);
-        assert_eq!(c.replicasets.len(), Config::preset("small").unwrap().replicasets.len());
+        assert_eq!(
+            c.replicasets.len(),
+            Config::preset("small").unwrap().replicasets.len()
+        );
     }
 }

@@ -38,9 +38,11 @@ pub fn work_items(rs: &View<ReplicaSet>, pods: &View<Pod>) -> Vec<GcWork> {
         if pod.meta.is_deleting() {
             continue;
         }
-        let interesting = pod.meta.owner_references.iter().any(|r| {
-            owner_in_view(rs, &r.name, r.uid).is_none_or(deleting_dependents)
-        });
+        let interesting = pod
+            .meta
+            .owner_references
+            .iter()
+            .any(|r| owner_in_view(rs, &r.name, r.uid).is_none_or(deleting_dependents));
         if interesting {
             items.push(GcWork::AttemptToDelete {
                 pod: pod.meta.name.clone(),
@@ -51,7 +53,10 @@ pub fn work_items(rs: &View<ReplicaSet>, pods: &View<Pod>) -> Vec<GcWork> {
     for owner in rs.values().filter(|o| o.meta.is_deleting()) {
         let (name, uid) = (owner.meta.name.clone(), owner.meta.uid);
         if owner.meta.has_finalizer(Finalizer::ForegroundDeletion) {
-            items.push(GcWork::DeletingDependents { rs: name.clone(), uid });
+            items.push(GcWork::DeletingDependents {
+                rs: name.clone(),
+                uid,
+            });
         }
         if owner.meta.has_finalizer(Finalizer::Orphan) {
             items.push(GcWork::Orphan { rs: name, uid });

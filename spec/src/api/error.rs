@@ -85,7 +85,13 @@ impl ApiError {
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({:?}): {}", self.reason.code(), self.reason, self.message)
+        write!(
+            f,
+            "{} ({:?}): {}",
+            self.reason.code(),
+            self.reason,
+            self.message
+        )
     }
 }
 

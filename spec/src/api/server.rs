@@ -317,7 +317,11 @@ impl ApiServer {
     /// (strategy.go `DefaultGarbageCollectionPolicy`). Background removes the object at once
     /// (the GC then collects the dependents); Orphan and Foreground set the deletionTimestamp
     /// and the matching finalizer (`deletionFinalizersForGarbageCollection`).
-    fn delete_replicaset(&mut self, name: &str, options: &DeleteOptions) -> Result<Response, ApiError> {
+    fn delete_replicaset(
+        &mut self,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Response, ApiError> {
         let old = self.replicaset(name)?.clone();
         if let Some(uid) = options.uid_precondition {
             if uid != old.meta.uid {

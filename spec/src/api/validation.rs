@@ -38,7 +38,10 @@ fn selector_errors(selector: &LabelSelector) -> Vec<String> {
         .match_expressions
         .iter()
         .enumerate()
-        .filter_map(|(i, r)| r.validate(&format!("spec.selector.matchExpressions[{i}]")).err())
+        .filter_map(|(i, r)| {
+            r.validate(&format!("spec.selector.matchExpressions[{i}]"))
+                .err()
+        })
         .collect()
 }
 
@@ -47,10 +50,14 @@ pub fn owner_reference_errors(refs: &[OwnerReference]) -> Vec<String> {
     let mut errs = Vec::new();
     for (i, r) in refs.iter().enumerate() {
         if r.name.is_empty() {
-            errs.push(format!("metadata.ownerReferences[{i}].name: Invalid value: \"\": name must not be empty"));
+            errs.push(format!(
+                "metadata.ownerReferences[{i}].name: Invalid value: \"\": name must not be empty"
+            ));
         }
         if r.uid == 0 {
-            errs.push(format!("metadata.ownerReferences[{i}].uid: Invalid value: \"\": uid must not be empty"));
+            errs.push(format!(
+                "metadata.ownerReferences[{i}].uid: Invalid value: \"\": uid must not be empty"
+            ));
         }
     }
     let controllers: Vec<&OwnerReference> = refs.iter().filter(|r| r.controller).collect();
@@ -212,7 +219,10 @@ mod tests {
         new.spec.selector = LabelSelector::match_labels(&[("tier", "frontend"), ("x", "y")]);
         new.spec.template_labels = labels(&[("tier", "frontend"), ("x", "y")]);
         let errs = replicaset_update_errors(&old, &new);
-        assert!(errs.iter().any(|e| e.ends_with("field is immutable")), "{errs:?}");
+        assert!(
+            errs.iter().any(|e| e.ends_with("field is immutable")),
+            "{errs:?}"
+        );
     }
 
     #[test]

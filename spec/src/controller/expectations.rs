@@ -37,9 +37,7 @@ pub struct Expectations(pub BTreeMap<String, Expectation>);
 impl Expectations {
     /// `SatisfiedExpectations`.
     pub fn satisfied(&self, key: &str) -> bool {
-        self.0
-            .get(key)
-            .is_none_or(|e| e.fulfilled() || e.expired)
+        self.0.get(key).is_none_or(|e| e.fulfilled() || e.expired)
     }
 
     /// `ExpectCreations` → `SetExpectations(key, n, 0)`: replaces the record, restarting its

@@ -47,6 +47,10 @@ impl Handlers<'_> {
 
     /// `getPodReplicaSets`: every cached ReplicaSet whose non-empty selector matches.
     fn matching(&self, pod: &Pod) -> Vec<String> {
+        // The lister refuses a pod without labels ("no ReplicaSets found").
+        if pod.meta.labels.is_empty() {
+            return Vec::new();
+        }
         self.replicasets
             .values()
             .filter(|rs| !rs.spec.selector.is_empty() && rs.spec.selector.matches(&pod.meta.labels))

@@ -53,9 +53,17 @@ pub fn rank_key(pod: &Pod, colocated: usize, sem: &Semantics) -> RankKey {
             0
         },
         Reverse(colocated),
-        Reverse(if times_in_buckets { None } else { pod.ready_since }),
+        Reverse(if times_in_buckets {
+            None
+        } else {
+            pod.ready_since
+        }),
         Reverse(pod.restarts),
-        Reverse(if times_in_buckets { 0 } else { pod.meta.created }),
+        Reverse(if times_in_buckets {
+            0
+        } else {
+            pod.meta.created
+        }),
     )
 }
 
@@ -80,6 +88,9 @@ pub fn victim_choices(
     diff: usize,
     sem: &Semantics,
 ) -> Vec<Vec<String>> {
+    if diff == 0 {
+        return vec![vec![]];
+    }
     if diff >= pods.len() {
         let mut all: Vec<String> = pods.iter().map(|p| p.meta.name.clone()).collect();
         all.sort();

@@ -21,7 +21,11 @@ pub fn calculate(
     let template = &rs.spec.template_labels;
     let fully_labeled = claimed
         .iter()
-        .filter(|p| template.iter().all(|(k, v)| p.meta.labels.get(k) == Some(v)))
+        .filter(|p| {
+            template
+                .iter()
+                .all(|(k, v)| p.meta.labels.get(k) == Some(v))
+        })
         .count();
     let ready = claimed.iter().filter(|p| p.is_ready()).count();
     let available = claimed
@@ -30,11 +34,13 @@ pub fn calculate(
         .count();
     if manage_error && status.replica_failure.is_none() {
         let diff = claimed.len() as i32 - rs.spec.replicas;
-        status.replica_failure = match diff.signum() {
-            -1 => Some(ReplicaFailure::FailedCreate),
-            1 => Some(ReplicaFailure::FailedDelete),
-            _ => None,
-        };
+        // Upstream sets the condition with an empty reason when the diff is 0; a manage error
+        // always comes with a non-zero diff, so the model folds that case into FailedDelete.
+        status.replica_failure = Some(if diff < 0 {
+            ReplicaFailure::FailedCreate
+        } else {
+            ReplicaFailure::FailedDelete
+        });
     } else if !manage_error {
         status.replica_failure = None;
     }

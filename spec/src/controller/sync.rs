@@ -89,6 +89,7 @@ pub struct SyncTask {
 }
 
 /// What a sync needs next from its executor.
+#[allow(clippy::large_enum_variant)] // transient, never stored in the model state
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pending {
     /// A live (quorum) GET of the ReplicaSet: before the first adoption, or before the status
@@ -205,7 +206,12 @@ impl SyncTask {
                         self.claimed.iter().filter_map(|n| view.pod(n)).collect();
                     // Related pods: those of ReplicaSets sharing this one's controller. The
                     // model's ReplicaSets have no owner, so there are none and every rank is 0.
-                    return Pending::Choose(ranking::victim_choices(&claimed, &[], *diff, view.sem));
+                    return Pending::Choose(ranking::victim_choices(
+                        &claimed,
+                        &[],
+                        *diff,
+                        view.sem,
+                    ));
                 }
                 Phase::Create {
                     total,
@@ -261,9 +267,11 @@ impl SyncTask {
                     let computed =
                         status::calculate(view.rs, &claimed, terminating, *manage_error, view.sem);
                     match status::to_write(view.rs, computed) {
-                        None => self.phase = Phase::Done {
-                            error: *manage_error,
-                        },
+                        None => {
+                            self.phase = Phase::Done {
+                                error: *manage_error,
+                            }
+                        }
                         Some(status) => {
                             return Pending::Send(Request::UpdateReplicaSetStatus {
                                 name: view.key().to_string(),
@@ -390,7 +398,11 @@ impl SyncTask {
             } => {
                 let manage_error = *manage_error;
                 match reason {
-                    None => self.phase = Phase::Done { error: manage_error },
+                    None => {
+                        self.phase = Phase::Done {
+                            error: manage_error,
+                        }
+                    }
                     Some(_) if !*retried => *retried = true,
                     Some(_) => self.phase = Phase::Done { error: true },
                 }
@@ -419,7 +431,9 @@ fn terminating_claimed(view: &SyncView) -> usize {
                     p.phase,
                     crate::object::PodPhase::Succeeded | crate::object::PodPhase::Failed
                 )
-                && p.meta.controller_ref().is_some_and(|r| r.uid == view.rs.meta.uid)
+                && p.meta
+                    .controller_ref()
+                    .is_some_and(|r| r.uid == view.rs.meta.uid)
                 && view.rs.spec.selector.matches(&p.meta.labels)
         })
         .count()

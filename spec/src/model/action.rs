@@ -16,31 +16,83 @@ pub enum Watcher {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Action {
     // --- the user (environment) ---
-    CreateReplicaSet { name: String },
-    ScaleReplicaSet { name: String, replicas: i32 },
-    DeleteReplicaSet { name: String, propagation: Propagation },
-    CreatePod { name: String },
-    RelabelPod { name: String, labels: String },
-    DeletePod { name: String },
+    CreateReplicaSet {
+        name: String,
+    },
+    ScaleReplicaSet {
+        name: String,
+        replicas: i32,
+    },
+    DeleteReplicaSet {
+        name: String,
+        propagation: Propagation,
+    },
+    CreatePod {
+        name: String,
+    },
+    RelabelPod {
+        name: String,
+        labels: String,
+    },
+    DeletePod {
+        name: String,
+    },
     // --- the scheduler and the kubelet (environment) ---
-    SchedulePod { name: String, node: String },
-    PodReady { name: String },
-    PodUnready { name: String },
-    PodFailed { name: String },
-    FinishPodDeletion { name: String },
+    SchedulePod {
+        name: String,
+        node: String,
+    },
+    PodReady {
+        name: String,
+    },
+    PodUnready {
+        name: String,
+    },
+    PodFailed {
+        name: String,
+    },
+    FinishPodDeletion {
+        name: String,
+    },
     // --- faults and timers (environment) ---
-    CrashController { controller: u8 },
-    ExpireExpectations { controller: u8, key: String },
-    Relist { watcher: Watcher },
+    CrashController {
+        controller: u8,
+    },
+    ExpireExpectations {
+        controller: u8,
+        key: String,
+    },
+    Relist {
+        watcher: Watcher,
+    },
     StartSecondLeader,
     StopFirstLeader,
     // --- the system ---
-    Deliver { watcher: Watcher, kind: Kind },
-    StartSync { controller: u8, worker: u8, key: String },
-    SyncStep { controller: u8, worker: u8 },
-    CreateRejected { controller: u8, worker: u8 },
-    ChooseVictims { controller: u8, worker: u8, victims: Vec<String> },
-    Gc { work: GcWork },
+    Deliver {
+        watcher: Watcher,
+        kind: Kind,
+    },
+    StartSync {
+        controller: u8,
+        worker: u8,
+        key: String,
+    },
+    SyncStep {
+        controller: u8,
+        worker: u8,
+    },
+    CreateRejected {
+        controller: u8,
+        worker: u8,
+    },
+    ChooseVictims {
+        controller: u8,
+        worker: u8,
+        victims: Vec<String>,
+    },
+    Gc {
+        work: GcWork,
+    },
 }
 
 impl Action {
@@ -80,7 +132,9 @@ impl fmt::Display for Action {
                 "user: kubectl delete rs/{name} --cascade={}",
                 propagation.cascade_flag()
             ),
-            Action::CreatePod { name } => write!(f, "user: kubectl apply -f {name}.yaml (bare pod)"),
+            Action::CreatePod { name } => {
+                write!(f, "user: kubectl apply -f {name}.yaml (bare pod)")
+            }
             Action::RelabelPod { name, labels } => {
                 write!(f, "user: kubectl label pod/{name} {labels} --overwrite")
             }
@@ -93,7 +147,10 @@ impl fmt::Display for Action {
                 write!(f, "kubelet: pod/{name} terminated, deletion completes")
             }
             Action::CrashController { controller } => {
-                write!(f, "fault: replicaset-controller#{controller} crashes and restarts")
+                write!(
+                    f,
+                    "fault: replicaset-controller#{controller} crashes and restarts"
+                )
             }
             Action::ExpireExpectations { controller, key } => write!(
                 f,
@@ -104,14 +161,22 @@ impl fmt::Display for Action {
                 f.write_str("fault: replicaset-controller#1 starts while #0 still runs")
             }
             Action::StopFirstLeader => f.write_str("fault: replicaset-controller#0 steps down"),
-            Action::Deliver { watcher, kind } => write!(f, "{watcher}: watch delivers a {kind:?} event"),
+            Action::Deliver { watcher, kind } => {
+                write!(f, "{watcher}: watch delivers a {kind:?} event")
+            }
             Action::StartSync {
                 controller,
                 worker,
                 key,
-            } => write!(f, "replicaset-controller#{controller} worker {worker}: sync {key}"),
+            } => write!(
+                f,
+                "replicaset-controller#{controller} worker {worker}: sync {key}"
+            ),
             Action::SyncStep { controller, worker } => {
-                write!(f, "replicaset-controller#{controller} worker {worker}: next request")
+                write!(
+                    f,
+                    "replicaset-controller#{controller} worker {worker}: next request"
+                )
             }
             Action::CreateRejected { controller, worker } => write!(
                 f,

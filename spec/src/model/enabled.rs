@@ -47,7 +47,12 @@ impl RsModel {
             }
         }
         if env.create_pod {
-            for decl in self.config.pods.iter().filter(|d| !s.api.pods.contains_key(&d.name)) {
+            for decl in self
+                .config
+                .pods
+                .iter()
+                .filter(|d| !s.api.pods.contains_key(&d.name))
+            {
                 out.push(Action::CreatePod {
                     name: decl.name.clone(),
                 });
@@ -55,7 +60,12 @@ impl RsModel {
         }
         for pod in s.api.pods.values().filter(|p| !p.meta.is_deleting()) {
             if env.relabel_pod {
-                for set in self.config.relabel_to.iter().filter(|l| **l != pod.meta.labels) {
+                for set in self
+                    .config
+                    .relabel_to
+                    .iter()
+                    .filter(|l| **l != pod.meta.labels)
+                {
                     out.push(Action::RelabelPod {
                         name: pod.meta.name.clone(),
                         labels: render_labels_compact(set),
@@ -110,7 +120,12 @@ impl RsModel {
                 out.push(Action::CrashController { controller });
             }
             if s.budget.expiries > 0 {
-                for key in c.expectations.0.keys().filter(|k| c.expectations.can_expire(k)) {
+                for key in c
+                    .expectations
+                    .0
+                    .keys()
+                    .filter(|k| c.expectations.can_expire(k))
+                {
                     out.push(Action::ExpireExpectations {
                         controller,
                         key: key.clone(),

@@ -43,8 +43,11 @@ impl RsModel {
                 .expect("validated configuration");
         }
         for decl in self.config.pods.iter().filter(|d| d.exists_at_start) {
-            api.apply(&Request::CreatePod(Pod::new(&decl.name, decl.labels.clone())))
-                .expect("validated configuration");
+            api.apply(&Request::CreatePod(Pod::new(
+                &decl.name,
+                decl.labels.clone(),
+            )))
+            .expect("validated configuration");
         }
         let env = &self.config.environment;
         let workers = self.config.controller.workers as usize;

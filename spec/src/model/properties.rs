@@ -88,13 +88,24 @@ pub fn all() -> Vec<Property<RsModel>> {
     vec![
         Property::always(SINGLE_CONTROLLER, |_, s: &State| {
             s.api.pods.values().all(|p| {
-                p.meta.owner_references.iter().filter(|r| r.controller).count() <= 1
+                p.meta
+                    .owner_references
+                    .iter()
+                    .filter(|r| r.controller)
+                    .count()
+                    <= 1
             })
         }),
-        Property::always(NO_DOUBLE_COUNT, |_, s: &State| !violated(s, NO_DOUBLE_COUNT)),
+        Property::always(NO_DOUBLE_COUNT, |_, s: &State| {
+            !violated(s, NO_DOUBLE_COUNT)
+        }),
         Property::always(ADOPTION_RULES, |_, s: &State| !violated(s, ADOPTION_RULES)),
-        Property::always(NO_OVER_CREATION, |_, s: &State| !violated(s, NO_OVER_CREATION)),
-        Property::always(DELETE_ONLY_CONTROLLED, |_, s: &State| !violated(s, DELETE_ONLY_CONTROLLED)),
+        Property::always(NO_OVER_CREATION, |_, s: &State| {
+            !violated(s, NO_OVER_CREATION)
+        }),
+        Property::always(DELETE_ONLY_CONTROLLED, |_, s: &State| {
+            !violated(s, DELETE_ONLY_CONTROLLED)
+        }),
         Property::always(GC_DELETES_ONLY_DEPENDENTS_OF_GONE, |_, s: &State| {
             !violated(s, GC_DELETES_ONLY_DEPENDENTS_OF_GONE)
         }),
@@ -153,7 +164,10 @@ fn flag(s: &mut State, name: &'static str) {
 pub(super) fn before_controller_request(s: &mut State, rs: &ReplicaSet, req: &Request) {
     if let Request::DeletePod { name, .. } = req {
         if let Some(pod) = s.api.pods.get(name) {
-            let ours = pod.meta.controller_ref().is_some_and(|r| r.uid == rs.meta.uid);
+            let ours = pod
+                .meta
+                .controller_ref()
+                .is_some_and(|r| r.uid == rs.meta.uid);
             if !ours {
                 flag(s, DELETE_ONLY_CONTROLLED);
             }
@@ -169,10 +183,10 @@ pub(super) fn after_controller_request(
     req: &Request,
 ) {
     match req {
-        Request::CreatePod(_) => {
-            if s.active_controlled(rs.meta.uid) > rs.spec.replicas.max(0) as usize {
-                flag(s, NO_OVER_CREATION);
-            }
+        Request::CreatePod(_)
+            if s.active_controlled(rs.meta.uid) > rs.spec.replicas.max(0) as usize =>
+        {
+            flag(s, NO_OVER_CREATION);
         }
         Request::PatchPodOwnerReferences {
             name,
@@ -194,7 +208,8 @@ pub(super) fn after_controller_request(
             }
         }
         Request::UpdateReplicaSetStatus { .. } => {
-            let counted: std::collections::BTreeSet<String> = task.claimed.iter().cloned().collect();
+            let counted: std::collections::BTreeSet<String> =
+                task.claimed.iter().cloned().collect();
             let clash = s
                 .ghost
                 .counted

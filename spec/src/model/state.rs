@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// An informer's position per resource type: the last revision it has delivered.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Positions {
     pub rs: Rv,
     pub pods: Rv,
@@ -125,12 +127,10 @@ impl State {
     /// Every informer position still in use: running watchers and in-flight syncs.
     fn positions_in_use(&self) -> impl Iterator<Item = Positions> + '_ {
         let controllers = self.controllers.iter().filter(|c| c.running).flat_map(|c| {
-            std::iter::once(c.seen).chain(
-                c.workers
-                    .iter()
-                    .flatten()
-                    .map(|t| Positions { rs: t.read_at.0, pods: t.read_at.1 }),
-            )
+            std::iter::once(c.seen).chain(c.workers.iter().flatten().map(|t| Positions {
+                rs: t.read_at.0,
+                pods: t.read_at.1,
+            }))
         });
         controllers.chain(std::iter::once(self.gc))
     }
@@ -153,7 +153,11 @@ impl State {
     /// Bring the state to its canonical form after a step: drop log entries no one needs,
     /// sort worker slots, forget ghost counts of ReplicaSets that are gone.
     pub fn canonicalize(&mut self) {
-        let floor = self.positions_in_use().map(|p| p.lowest()).min().unwrap_or(self.api.rv);
+        let floor = self
+            .positions_in_use()
+            .map(|p| p.lowest())
+            .min()
+            .unwrap_or(self.api.rv);
         self.api.prune(floor);
         for c in &mut self.controllers {
             c.canonicalize();

@@ -19,7 +19,9 @@ impl RsModel {
         match action {
             Action::CreateReplicaSet { name } => {
                 let decl = self.config.replicasets.iter().find(|d| &d.name == name)?;
-                n.api.apply(&Request::CreateReplicaSet(decl.object())).ok()?;
+                n.api
+                    .apply(&Request::CreateReplicaSet(decl.object()))
+                    .ok()?;
             }
             Action::ScaleReplicaSet { name, replicas } => {
                 n.api
@@ -47,7 +49,10 @@ impl RsModel {
             Action::CreatePod { name } => {
                 let decl = self.config.pods.iter().find(|d| &d.name == name)?;
                 n.api
-                    .apply(&Request::CreatePod(Pod::new(&decl.name, decl.labels.clone())))
+                    .apply(&Request::CreatePod(Pod::new(
+                        &decl.name,
+                        decl.labels.clone(),
+                    )))
                     .ok()?;
             }
             Action::RelabelPod { name, labels } => {
@@ -177,7 +182,9 @@ impl RsModel {
                     crate::api::Change::ReplicaSet { before, after } => {
                         h.replicaset(before.as_ref(), after.as_ref())
                     }
-                    crate::api::Change::Pod { before, after } => h.pod(before.as_ref(), after.as_ref()),
+                    crate::api::Change::Pod { before, after } => {
+                        h.pod(before.as_ref(), after.as_ref())
+                    }
                 }
             }
         }
@@ -192,7 +199,8 @@ impl RsModel {
             Watcher::GarbageCollector => n.gc = head,
             Watcher::Controller(i) => {
                 let c = &mut n.controllers[i as usize];
-                let (old_rs, old_pods) = (n.api.replicasets_at(c.seen.rs), n.api.pods_at(c.seen.pods));
+                let (old_rs, old_pods) =
+                    (n.api.replicasets_at(c.seen.rs), n.api.pods_at(c.seen.pods));
                 c.seen = head;
                 let new_rs = n.api.replicasets.clone();
                 let mut h = Handlers {
@@ -216,7 +224,10 @@ impl RsModel {
                         old => h.pod(old, Some(cur)),
                     }
                 }
-                for old in old_pods.values().filter(|p| !n.api.pods.contains_key(&p.meta.name)) {
+                for old in old_pods
+                    .values()
+                    .filter(|p| !n.api.pods.contains_key(&p.meta.name))
+                {
                     h.pod(Some(old), None);
                 }
             }
@@ -231,7 +242,13 @@ impl RsModel {
         let at = c.seen;
         let rs_view = n.api.replicasets_at(at.rs);
         let pods = n.api.pods_at(at.pods);
-        match begin(key, rs_view.get(key), &pods, (at.rs, at.pods), &mut c.expectations) {
+        match begin(
+            key,
+            rs_view.get(key),
+            &pods,
+            (at.rs, at.pods),
+            &mut c.expectations,
+        ) {
             Begin::Gone => {
                 c.written.remove(key);
                 c.queue.done(key, false);
@@ -254,7 +271,9 @@ impl RsModel {
         key: &str,
     ) -> SyncView<'a> {
         SyncView {
-            rs: rs.get(key).expect("a running sync's ReplicaSet is in the cache it read"),
+            rs: rs
+                .get(key)
+                .expect("a running sync's ReplicaSet is in the cache it read"),
             pods,
             sem: &self.sem,
             burst_replicas: self.config.controller.burst_replicas,
@@ -298,7 +317,10 @@ impl RsModel {
                 };
                 if let Ok(rv) = &result {
                     if self.sem.consistency_gate {
-                        let w = n.controllers[ci].written.entry(task.key.clone()).or_default();
+                        let w = n.controllers[ci]
+                            .written
+                            .entry(task.key.clone())
+                            .or_default();
                         match req {
                             Request::UpdateReplicaSetStatus { .. } => w.rs = w.rs.max(*rv),
                             _ => w.pods = w.pods.max(*rv),
@@ -332,7 +354,9 @@ impl RsModel {
         if let Ok(resp) = &result {
             prop::after_controller_request(n, rs, task, req);
             return Ok(match resp {
-                Response::Written { rv, .. } | Response::Deleted { rv } | Response::DeletionStarted { rv } => *rv,
+                Response::Written { rv, .. }
+                | Response::Deleted { rv }
+                | Response::DeletionStarted { rv } => *rv,
             });
         }
         result.map(|_| 0)

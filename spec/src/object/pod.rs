@@ -44,7 +44,8 @@ pub struct Pod {
     /// Whether the pod has been ready for the owner's `minReadySeconds` (the model's clock-free
     /// stand-in for `podutil.IsPodAvailable`). With `minReadySeconds: 0` it equals readiness.
     pub available: bool,
-    /// Sum of container restart counts (ranking rule "more restarts first").
+    /// The highest container restart count (ranking rule "more restarts first" compares the
+    /// maximum over containers).
     pub restarts: u32,
     /// The `controller.kubernetes.io/pod-deletion-cost` annotation, parsed (0 when absent).
     pub deletion_cost: i32,

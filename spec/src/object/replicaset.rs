@@ -48,7 +48,12 @@ pub struct ReplicaSet {
 impl ReplicaSet {
     /// A ReplicaSet as a user submits it, with `matchLabels` selector equal to the template
     /// labels (the common case, as in the seed's `frontend.yaml`).
-    pub fn new(name: &str, replicas: i32, selector: LabelSelector, template_labels: Labels) -> Self {
+    pub fn new(
+        name: &str,
+        replicas: i32,
+        selector: LabelSelector,
+        template_labels: Labels,
+    ) -> Self {
         ReplicaSet {
             meta: Meta::named(name, Labels::new()),
             spec: ReplicaSetSpec {

@@ -1,0 +1,124 @@
+//! The trace file: a counterexample (or any model run) as JSON.
+//!
+//! Schema `rsmc-trace/v1`:
+//!
+//! ```text
+//! {
+//!   "schema": "rsmc-trace/v1",
+//!   "profile": "k8s-1.20" | "upstream",
+//!   "config": { … the full configuration, as `rsmc check --config` takes it … },
+//!   "property": "<name of the violated property, or null>",
+//!   "environment": [ <Action>, … ],        // the environment's moves only, in order
+//!   "steps": [
+//!     {
+//!       "index": 1,                         // 1-based; step 0 is the initial state
+//!       "actor": "environment" | "system",
+//!       "action": <Action>,                 // externally tagged, e.g. {"ScaleReplicaSet": {"name": "frontend", "replicas": 1}}
+//!       "description": "user: kubectl scale rs/frontend --replicas=1",
+//!       "replicasets": { "<name>": <ReplicaSet> },   // the API server's objects after the step
+//!       "pods": { "<name>": <Pod> }
+//!     }, …
+//!   ],
+//!   "initial": { "replicasets": {…}, "pods": {…} }
+//! }
+//! ```
+//!
+//! Objects are the spec's own types (`rsmc_spec::object`) serialised with serde; UIDs and
+//! resourceVersions are the model's small integers. The environment list is what a scenario
+//! replays; the steps are what the model says happened in between.
+
+use rsmc_spec::config::Config;
+use rsmc_spec::model::{Action, RsModel, State};
+use rsmc_spec::object::{Pod, ReplicaSet};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The schema identifier written into every trace.
+pub const SCHEMA: &str = "rsmc-trace/v1";
+
+/// The API server's objects at one point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Objects {
+    pub replicasets: BTreeMap<String, ReplicaSet>,
+    pub pods: BTreeMap<String, Pod>,
+}
+
+impl Objects {
+    pub fn of(state: &State) -> Self {
+        Objects {
+            replicasets: state.api.replicasets.clone(),
+            pods: state.api.pods.clone(),
+        }
+    }
+}
+
+/// Who took a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Actor {
+    Environment,
+    System,
+}
+
+/// One step of a trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub index: usize,
+    pub actor: Actor,
+    pub action: Action,
+    pub description: String,
+    #[serde(flatten)]
+    pub objects: Objects,
+}
+
+/// A whole trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub schema: String,
+    pub profile: String,
+    pub config: Config,
+    pub property: Option<String>,
+    pub environment: Vec<Action>,
+    pub initial: Objects,
+    pub steps: Vec<Step>,
+}
+
+impl Trace {
+    /// Build a trace from a path of the model: its states and the actions between them.
+    pub fn from_path(
+        model: &RsModel,
+        property: Option<&str>,
+        states: &[State],
+        actions: &[Action],
+    ) -> Trace {
+        let steps = actions
+            .iter()
+            .zip(states.iter().skip(1))
+            .enumerate()
+            .map(|(i, (action, state))| Step {
+                index: i + 1,
+                actor: if action.is_environment() {
+                    Actor::Environment
+                } else {
+                    Actor::System
+                },
+                action: action.clone(),
+                description: action.to_string(),
+                objects: Objects::of(state),
+            })
+            .collect();
+        Trace {
+            schema: SCHEMA.to_string(),
+            profile: model.profile.name().to_string(),
+            config: model.config.clone(),
+            property: property.map(str::to_string),
+            environment: actions
+                .iter()
+                .filter(|a| a.is_environment())
+                .cloned()
+                .collect(),
+            initial: Objects::of(&states[0]),
+            steps,
+        }
+    }
+}

@@ -1,0 +1,465 @@
+//! API server rules the controller relies on, re-expressed from upstream behaviour exercised
+//! by kubernetes `pkg/controller/replicaset/replica_set_test.go` (`TestPatchPodFails`,
+//! `TestControllerUpdateStatusWithFailure`, the fake-client reactions of
+//! `TestDoNotAdoptOrCreateIfBeingDeleted*`) and by the apiserver/registry tests it depends on:
+//! `staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store_test.go`
+//! (`TestStoreDeleteWithOrphanDependents`, `TestGracefulStoreHandleFinalizers`,
+//! preconditions), `pkg/registry/core/pod/strategy_test.go` (`TestCheckGracefulDelete`),
+//! `pkg/registry/apps/replicaset/strategy_test.go` (`TestReplicaSetStrategy`, generation) and
+//! `staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta_test.go`
+//! (`TestValidateObjectMetaOwnerReferences`), `pkg/apis/apps/validation/validation_test.go`
+//! (`TestValidateReplicaSetStatus`).
+
+mod common;
+
+use common::{create_pod, create_rs, must, new_pod, replicaset, PodExt};
+use rsmc_spec::api::{
+    ApiServer, DeleteOptions, EventType, OwnerRefPatch, Propagation, Reason, Request, Response,
+};
+use rsmc_spec::object::{labels, Finalizer, LabelSelector, OwnerReference, PodPhase};
+
+fn delete_rs(name: &str, propagation: Option<Propagation>, uid: Option<u32>) -> Request {
+    Request::DeleteReplicaSet {
+        name: name.into(),
+        options: DeleteOptions {
+            propagation,
+            uid_precondition: uid,
+        },
+    }
+}
+
+fn delete_pod(name: &str, uid: Option<u32>) -> Request {
+    Request::DeletePod {
+        name: name.into(),
+        options: DeleteOptions {
+            propagation: None,
+            uid_precondition: uid,
+        },
+    }
+}
+
+#[test]
+fn a_uid_precondition_on_delete_fails_with_conflict() {
+    let mut api = ApiServer::default();
+    let rs = create_rs(&mut api, replicaset("web", 1));
+    let p = create_pod(&mut api, new_pod("p"));
+    let err = api
+        .apply(&delete_rs("web", None, Some(rs.meta.uid + 100)))
+        .unwrap_err();
+    assert_eq!((err.reason, err.reason.code()), (Reason::Conflict, 409));
+    assert!(err
+        .message
+        .contains("Precondition failed: UID in precondition"));
+    let err = api
+        .apply(&delete_pod("p", Some(p.meta.uid + 100)))
+        .unwrap_err();
+    assert_eq!(err.reason, Reason::Conflict);
+    assert!(api.pods.contains_key("p") && api.replicasets.contains_key("web"));
+    // With the right UID both go through.
+    must(&mut api, delete_pod("p", Some(p.meta.uid)));
+    must(&mut api, delete_rs("web", None, Some(rs.meta.uid)));
+    assert!(api.pods.is_empty() && api.replicasets.is_empty());
+}
+
+#[test]
+fn a_status_update_with_a_stale_resource_version_conflicts() {
+    let mut api = ApiServer::default();
+    let rs = create_rs(&mut api, replicaset("web", 1));
+    must(
+        &mut api,
+        Request::ScaleReplicaSet {
+            name: "web".into(),
+            replicas: 2,
+        },
+    );
+    let err = api
+        .apply(&Request::UpdateReplicaSetStatus {
+            name: "web".into(),
+            resource_version: rs.meta.resource_version,
+            status: Default::default(),
+        })
+        .unwrap_err();
+    assert_eq!(err.reason, Reason::Conflict);
+    assert!(err.message.contains("the object has been modified"));
+    let fresh = api.replicasets["web"].meta.resource_version;
+    must(
+        &mut api,
+        Request::UpdateReplicaSetStatus {
+            name: "web".into(),
+            resource_version: fresh,
+            status: Default::default(),
+        },
+    );
+}
+
+#[test]
+fn status_validation_rejects_inconsistent_counts() {
+    let mut api = ApiServer::default();
+    create_rs(&mut api, replicaset("web", 3));
+    type Tweak = fn(&mut rsmc_spec::object::ReplicaSetStatus);
+    let bad: [(&str, Tweak, &str); 4] = [
+        (
+            "ready above replicas",
+            |s| {
+                s.replicas = 1;
+                s.ready_replicas = 2;
+                s.available_replicas = 0
+            },
+            "status.readyReplicas",
+        ),
+        (
+            "available above ready",
+            |s| {
+                s.replicas = 3;
+                s.ready_replicas = 1;
+                s.available_replicas = 2
+            },
+            "cannot be greater than readyReplicas",
+        ),
+        (
+            "negative replicas",
+            |s| s.replicas = -1,
+            "must be greater than or equal to 0",
+        ),
+        (
+            "fully labeled above replicas",
+            |s| {
+                s.replicas = 1;
+                s.fully_labeled_replicas = 2
+            },
+            "status.fullyLabeledReplicas",
+        ),
+    ];
+    for (name, tweak, needle) in bad {
+        let mut status = rsmc_spec::object::ReplicaSetStatus::default();
+        tweak(&mut status);
+        let rv = api.replicasets["web"].meta.resource_version;
+        let err = api
+            .apply(&Request::UpdateReplicaSetStatus {
+                name: "web".into(),
+                resource_version: rv,
+                status,
+            })
+            .unwrap_err();
+        assert_eq!(err.reason.code(), 422, "{name}");
+        assert!(
+            err.message
+                .starts_with("ReplicaSet.apps \"web\" is invalid: "),
+            "{name}"
+        );
+        assert!(err.message.contains(needle), "{name}: {}", err.message);
+    }
+}
+
+#[test]
+fn a_second_controller_reference_is_invalid() {
+    let mut api = ApiServer::default();
+    let a = create_rs(&mut api, replicaset("a", 0));
+    let b = create_rs(&mut api, replicaset("b", 0));
+    let p = create_pod(&mut api, new_pod("p").controlled_by(&a));
+    let err = api
+        .apply(&Request::PatchPodOwnerReferences {
+            name: "p".into(),
+            uid: p.meta.uid,
+            patch: OwnerRefPatch::Add(OwnerReference::controller_of("b", b.meta.uid)),
+        })
+        .unwrap_err();
+    assert_eq!((err.reason, err.reason.code()), (Reason::Invalid, 422));
+    assert!(err
+        .message
+        .contains("Only one reference can have Controller set to true"));
+    assert!(err
+        .message
+        .starts_with("Pod \"p\" is invalid: metadata.ownerReferences"));
+    // Re-adding the same controller merges by UID: fine.
+    must(
+        &mut api,
+        Request::PatchPodOwnerReferences {
+            name: "p".into(),
+            uid: p.meta.uid,
+            patch: OwnerRefPatch::Add(OwnerReference::controller_of("a", a.meta.uid)),
+        },
+    );
+    assert_eq!(api.pods["p"].meta.owner_references.len(), 1);
+    // A patch guarded by another UID (pod recreated under the name) is invalid too.
+    let err = api
+        .apply(&Request::PatchPodOwnerReferences {
+            name: "p".into(),
+            uid: p.meta.uid + 50,
+            patch: OwnerRefPatch::Remove(vec![a.meta.uid]),
+        })
+        .unwrap_err();
+    assert_eq!(err.reason, Reason::Invalid);
+}
+
+#[test]
+fn replicaset_delete_follows_the_propagation_policy() {
+    // (policy, finalizer expected, removed at once)
+    let cases = [
+        (None, None, true),
+        (Some(Propagation::Background), None, true),
+        (Some(Propagation::Orphan), Some(Finalizer::Orphan), false),
+        (
+            Some(Propagation::Foreground),
+            Some(Finalizer::ForegroundDeletion),
+            false,
+        ),
+    ];
+    for (policy, finalizer, at_once) in cases {
+        let mut api = ApiServer::default();
+        create_rs(&mut api, replicaset("web", 1));
+        let response = must(&mut api, delete_rs("web", policy, None));
+        match (at_once, response) {
+            (true, Response::Deleted { .. }) => assert!(api.replicasets.is_empty()),
+            (false, Response::DeletionStarted { rv }) => {
+                let rs = &api.replicasets["web"];
+                assert_eq!(rs.meta.deletion_timestamp, Some(rv), "{policy:?}");
+                assert_eq!(rs.meta.finalizers, vec![finalizer.unwrap()], "{policy:?}");
+            }
+            (_, other) => panic!("{policy:?}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_later_delete_without_policy_keeps_the_pending_finalizer() {
+    let mut api = ApiServer::default();
+    create_rs(&mut api, replicaset("web", 1));
+    must(&mut api, delete_rs("web", Some(Propagation::Orphan), None));
+    let rv = api.rv;
+    let again = must(&mut api, delete_rs("web", None, None));
+    assert_eq!(again, Response::DeletionStarted { rv });
+    assert_eq!(api.rv, rv, "nothing written");
+    assert_eq!(
+        api.replicasets["web"].meta.finalizers,
+        vec![Finalizer::Orphan]
+    );
+}
+
+#[test]
+fn removing_the_last_finalizer_deletes_the_replicaset() {
+    let mut api = ApiServer::default();
+    create_rs(&mut api, replicaset("web", 1));
+    must(
+        &mut api,
+        delete_rs("web", Some(Propagation::Foreground), None),
+    );
+    must(
+        &mut api,
+        Request::RemoveFinalizer {
+            name: "web".into(),
+            finalizer: Finalizer::ForegroundDeletion,
+        },
+    );
+    assert!(api.replicasets.is_empty());
+    let last = api.log.last().unwrap();
+    assert_eq!(last.event_type(), EventType::Deleted);
+}
+
+#[test]
+fn removing_a_finalizer_that_is_absent_writes_nothing() {
+    let mut api = ApiServer::default();
+    create_rs(&mut api, replicaset("web", 1));
+    must(&mut api, delete_rs("web", Some(Propagation::Orphan), None));
+    let rv = api.rv;
+    must(
+        &mut api,
+        Request::RemoveFinalizer {
+            name: "web".into(),
+            finalizer: Finalizer::ForegroundDeletion,
+        },
+    );
+    assert_eq!(api.rv, rv);
+    assert!(api.replicasets["web"].meta.is_deleting());
+}
+
+#[test]
+fn pod_delete_is_graceful_only_when_scheduled_and_not_terminal() {
+    // (bound to a node, phase, deleted at once)
+    let cases = [
+        (false, PodPhase::Pending, true),
+        (true, PodPhase::Pending, false),
+        (true, PodPhase::Running, false),
+        (true, PodPhase::Succeeded, true),
+        (true, PodPhase::Failed, true),
+    ];
+    for (bound, phase, at_once) in cases {
+        let mut api = ApiServer::default();
+        create_pod(&mut api, new_pod("p"));
+        if bound {
+            must(
+                &mut api,
+                Request::BindPod {
+                    name: "p".into(),
+                    node: "node-1".into(),
+                },
+            );
+        }
+        must(
+            &mut api,
+            Request::SetPodStatus {
+                name: "p".into(),
+                phase,
+                ready: false,
+            },
+        );
+        let response = must(&mut api, delete_pod("p", None));
+        let label = format!("bound {bound}, {phase:?}");
+        if at_once {
+            assert!(matches!(response, Response::Deleted { .. }), "{label}");
+            assert!(api.pods.is_empty(), "{label}");
+        } else {
+            assert!(
+                matches!(response, Response::DeletionStarted { .. }),
+                "{label}"
+            );
+            assert!(api.pods["p"].meta.is_deleting(), "{label}");
+            // A second delete changes nothing; the kubelet's final delete removes it.
+            let rv = api.rv;
+            must(&mut api, delete_pod("p", None));
+            assert_eq!(api.rv, rv, "{label}");
+            must(&mut api, Request::FinishPodDeletion { name: "p".into() });
+            assert!(api.pods.is_empty(), "{label}");
+        }
+    }
+}
+
+#[test]
+fn generation_bumps_on_spec_changes_only() {
+    let mut api = ApiServer::default();
+    let rs = create_rs(&mut api, replicaset("web", 1));
+    assert_eq!(
+        rs.meta.generation, 1,
+        "a new ReplicaSet starts at generation 1"
+    );
+    must(
+        &mut api,
+        Request::ScaleReplicaSet {
+            name: "web".into(),
+            replicas: 4,
+        },
+    );
+    assert_eq!(api.replicasets["web"].meta.generation, 2);
+    // Scaling to the same size is not a spec change.
+    must(
+        &mut api,
+        Request::ScaleReplicaSet {
+            name: "web".into(),
+            replicas: 4,
+        },
+    );
+    assert_eq!(api.replicasets["web"].meta.generation, 2);
+    // A metadata-only change does not bump either.
+    let mut relabeled = api.replicasets["web"].clone();
+    relabeled.meta.labels = labels(&[("team", "a")]);
+    must(&mut api, Request::ReplaceReplicaSet(relabeled));
+    assert_eq!(api.replicasets["web"].meta.generation, 2);
+    // Nor does a status write.
+    let rv = api.replicasets["web"].meta.resource_version;
+    must(
+        &mut api,
+        Request::UpdateReplicaSetStatus {
+            name: "web".into(),
+            resource_version: rv,
+            status: Default::default(),
+        },
+    );
+    assert_eq!(api.replicasets["web"].meta.generation, 2);
+}
+
+#[test]
+fn create_clears_status_and_rejects_duplicates_and_mismatched_templates() {
+    let mut api = ApiServer::default();
+    let mut rs = replicaset("web", 1);
+    rs.status.replicas = 7;
+    let stored = create_rs(&mut api, rs.clone());
+    assert_eq!(stored.status, Default::default());
+    let err = api.apply(&Request::CreateReplicaSet(rs)).unwrap_err();
+    assert_eq!(
+        (err.reason, err.reason.code()),
+        (Reason::AlreadyExists, 409)
+    );
+
+    let mut bad = replicaset("other", 1);
+    bad.spec.template_labels = labels(&[("app", "db")]);
+    let err = api.apply(&Request::CreateReplicaSet(bad)).unwrap_err();
+    assert_eq!(err.reason, Reason::Invalid);
+    assert!(err
+        .message
+        .contains("`selector` does not match template `labels`"));
+}
+
+#[test]
+fn updates_with_a_stale_version_or_a_new_selector_are_rejected() {
+    let mut api = ApiServer::default();
+    let rs = create_rs(&mut api, replicaset("web", 1));
+    must(
+        &mut api,
+        Request::ScaleReplicaSet {
+            name: "web".into(),
+            replicas: 2,
+        },
+    );
+    let err = api.apply(&Request::ReplaceReplicaSet(rs)).unwrap_err();
+    assert_eq!(err.reason, Reason::Conflict);
+
+    let mut changed = api.replicasets["web"].clone();
+    changed.spec.selector = LabelSelector::match_labels(&[("app", "web"), ("v", "2")]);
+    changed.spec.template_labels = labels(&[("app", "web"), ("v", "2")]);
+    let err = api.apply(&Request::ReplaceReplicaSet(changed)).unwrap_err();
+    assert_eq!(err.reason, Reason::Invalid);
+    assert!(err.message.contains("field is immutable"));
+}
+
+#[test]
+fn generated_pod_names_and_fresh_identity() {
+    let mut api = ApiServer::default();
+    let mut p = rsmc_spec::object::Pod::new("", labels(&[("app", "web")]));
+    p.meta.generate_name = Some("web-".into());
+    let a = create_pod(&mut api, p.clone());
+    let b = create_pod(&mut api, p);
+    assert!(a.meta.name.starts_with("web-") && b.meta.name.starts_with("web-"));
+    assert_ne!(a.meta.name, b.meta.name);
+    assert_ne!(a.meta.uid, b.meta.uid);
+    assert_eq!(a.meta.created, a.meta.resource_version);
+    // Neither name nor generateName: rejected.
+    let err = api
+        .apply(&Request::CreatePod(rsmc_spec::object::Pod::new(
+            "",
+            Default::default(),
+        )))
+        .unwrap_err();
+    assert_eq!(err.reason, Reason::Invalid);
+}
+
+#[test]
+fn each_write_is_one_watch_event_with_before_and_after() {
+    let mut api = ApiServer::default();
+    create_pod(&mut api, new_pod("p"));
+    must(
+        &mut api,
+        Request::BindPod {
+            name: "p".into(),
+            node: "n".into(),
+        },
+    );
+    must(&mut api, delete_pod("p", None));
+    must(&mut api, Request::FinishPodDeletion { name: "p".into() });
+    let types: Vec<EventType> = api.log.iter().map(|e| e.event_type()).collect();
+    assert_eq!(
+        types,
+        vec![
+            EventType::Added,
+            EventType::Modified,
+            EventType::Modified,
+            EventType::Deleted
+        ]
+    );
+    let revs: Vec<u32> = api.log.iter().map(|e| e.rv).collect();
+    assert_eq!(revs, vec![1, 2, 3, 4]);
+    // A cache at revision 2 sees the bound pod, not yet terminating.
+    let at2 = api.pods_at(2);
+    assert_eq!(at2["p"].node_name.as_deref(), Some("n"));
+    assert!(!at2["p"].meta.is_deleting());
+    assert!(api.pods_at(4).is_empty());
+}

@@ -1,0 +1,414 @@
+//! Scale-down victim ranking, re-expressed from upstream:
+//! - kubernetes `pkg/controller/replicaset/replica_set_test.go`: `TestGetPodsToDelete`;
+//! - kubernetes `pkg/controller/controller_utils_test.go`: `TestSortingActivePods`,
+//!   `TestSortingActivePodsWithRanks` (the rule order, pod-deletion-cost, and log-scaled times).
+//!
+//! Upstream sorts with an unstable sort, so pods that compare equal may go in either order:
+//! `ranking::victim_choices` must offer every victim set the sort could produce. Each case
+//! states the expected sets under the 1.20 profile and under the upstream profile (which
+//! adds pod-deletion-cost and, with LogarithmicScaleDown, compares times only in buckets with
+//! a random-UID tie-break — the model treats those comparisons as ties).
+
+mod common;
+
+use common::{pod, sets, PodExt};
+use rsmc_spec::controller::ranking::victim_choices;
+use rsmc_spec::object::{Pod, PodPhase};
+use rsmc_spec::profile::Profile;
+
+struct Case {
+    name: &'static str,
+    pods: Vec<Pod>,
+    /// The related pods counted for co-location; `None`: the pods themselves.
+    related: Option<Vec<Pod>>,
+    diff: usize,
+    k8s120: Vec<Vec<String>>,
+    upstream: Vec<Vec<String>>,
+}
+
+fn same(name: &'static str, pods: Vec<Pod>, diff: usize, expected: &[&[&str]]) -> Case {
+    Case {
+        name,
+        pods,
+        related: None,
+        diff,
+        k8s120: sets(expected),
+        upstream: sets(expected),
+    }
+}
+
+fn differ(
+    name: &'static str,
+    pods: Vec<Pod>,
+    diff: usize,
+    k8s120: &[&[&str]],
+    upstream: &[&[&str]],
+) -> Case {
+    Case {
+        name,
+        pods,
+        related: None,
+        diff,
+        k8s120: sets(k8s120),
+        upstream: sets(upstream),
+    }
+}
+
+fn with_related(mut case: Case, related: Vec<Pod>) -> Case {
+    case.related = Some(related);
+    case
+}
+
+/// A ready running pod on `node`, created at revision 1, ready since revision 2: pods built
+/// from it differ only where a case changes them.
+fn ready_on(name: &str, uid: u32, node: &str) -> Pod {
+    pod(name, uid).on(Some(node)).created(1).ready_since(2)
+}
+
+/// A not-ready running pod on node-1 created at revision 1.
+fn plain(name: &str, uid: u32) -> Pod {
+    pod(name, uid).created(1)
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        same("no pods and nothing to delete", vec![], 0, &[&[]]),
+        same(
+            "deleting as many pods as there are takes all of them",
+            vec![
+                plain("a", 1).phase(PodPhase::Pending).on(None),
+                ready_on("b", 2, "node-1"),
+                plain("c", 3).phase(PodPhase::Unknown),
+            ],
+            3,
+            &[&["a", "b", "c"]],
+        ),
+        same(
+            "asking for more than exist takes all of them",
+            vec![ready_on("a", 1, "node-1"), ready_on("b", 2, "node-2")],
+            5,
+            &[&["a", "b"]],
+        ),
+        same(
+            "a pod not yet scheduled goes before a scheduled one",
+            vec![
+                plain("scheduled", 1).phase(PodPhase::Pending),
+                plain("unscheduled", 2).phase(PodPhase::Pending).on(None),
+            ],
+            1,
+            &[&["unscheduled"]],
+        ),
+        same(
+            "pending goes before unknown, unknown before running (one victim)",
+            vec![
+                plain("running", 1),
+                plain("unknown", 2).phase(PodPhase::Unknown),
+                plain("pending", 3).phase(PodPhase::Pending),
+            ],
+            1,
+            &[&["pending"]],
+        ),
+        same(
+            "pending goes before unknown, unknown before running (two victims)",
+            vec![
+                plain("running", 1),
+                plain("unknown", 2).phase(PodPhase::Unknown),
+                plain("pending", 3).phase(PodPhase::Pending),
+            ],
+            2,
+            &[&["pending", "unknown"]],
+        ),
+        same(
+            "a pod that is not ready goes before a ready one",
+            vec![ready_on("ready", 1, "node-1"), plain("unready", 2)],
+            1,
+            &[&["unready"]],
+        ),
+        same(
+            "phase is decided before readiness",
+            vec![
+                plain("running-unready", 1),
+                plain("unknown-ready", 2)
+                    .phase(PodPhase::Unknown)
+                    .ready_since(2),
+            ],
+            1,
+            &[&["unknown-ready"]],
+        ),
+        with_related(
+            same(
+                "a pod doubled up with a related ready pod goes first",
+                vec![
+                    ready_on("shared", 1, "node-1"),
+                    ready_on("alone", 2, "node-2"),
+                ],
+                1,
+                &[&["shared"]],
+            ),
+            vec![
+                ready_on("shared", 1, "node-1"),
+                ready_on("alone", 2, "node-2"),
+                ready_on("neighbour", 3, "node-1"),
+            ],
+        ),
+        with_related(
+            same(
+                "a related pod that is not ready still counts as a neighbour",
+                vec![
+                    ready_on("shared", 1, "node-1"),
+                    ready_on("alone", 2, "node-2"),
+                ],
+                1,
+                &[&["shared"]],
+            ),
+            vec![
+                ready_on("shared", 1, "node-1"),
+                ready_on("alone", 2, "node-2"),
+                plain("neighbour", 3),
+            ],
+        ),
+        with_related(
+            same(
+                "related pods that are terminal or being deleted are not neighbours",
+                vec![ready_on("x", 1, "node-1"), ready_on("y", 2, "node-2")],
+                1,
+                &[&["x"], &["y"]],
+            ),
+            vec![
+                ready_on("x", 1, "node-1"),
+                ready_on("y", 2, "node-2"),
+                plain("done", 3).phase(PodPhase::Succeeded),
+                ready_on("leaving", 4, "node-1").deleting(5),
+            ],
+        ),
+        with_related(
+            same(
+                "readiness is decided before co-location",
+                vec![
+                    ready_on("shared", 1, "node-1"),
+                    plain("alone", 2).on(Some("node-2")),
+                ],
+                1,
+                &[&["alone"]],
+            ),
+            vec![
+                ready_on("shared", 1, "node-1"),
+                plain("alone", 2).on(Some("node-2")),
+                ready_on("neighbour", 3, "node-1"),
+            ],
+        ),
+        with_related(
+            same(
+                "phase is decided before co-location",
+                vec![
+                    ready_on("shared", 1, "node-1"),
+                    plain("pending", 2)
+                        .on(Some("node-2"))
+                        .phase(PodPhase::Pending),
+                ],
+                1,
+                &[&["pending"]],
+            ),
+            vec![
+                ready_on("shared", 1, "node-1"),
+                plain("pending", 2)
+                    .on(Some("node-2"))
+                    .phase(PodPhase::Pending),
+                ready_on("neighbour", 3, "node-1"),
+            ],
+        ),
+        differ(
+            "of two ready pods, the one ready more recently goes first (log-scaled upstream)",
+            vec![
+                ready_on("early", 1, "node-1").ready_since(10),
+                ready_on("late", 2, "node-1").ready_since(20),
+            ],
+            1,
+            &[&["late"]],
+            &[&["early"], &["late"]],
+        ),
+        same(
+            "ready at the same time: more restarts go first",
+            vec![
+                ready_on("steady", 1, "node-1"),
+                ready_on("crashy", 2, "node-1").restarts(3),
+            ],
+            1,
+            &[&["crashy"]],
+        ),
+        differ(
+            "ready time is decided before restarts, unless it is log-scaled",
+            vec![
+                ready_on("early-crashy", 1, "node-1")
+                    .ready_since(10)
+                    .restarts(5),
+                ready_on("late-steady", 2, "node-1").ready_since(20),
+            ],
+            1,
+            &[&["late-steady"]],
+            &[&["early-crashy"]],
+        ),
+        differ(
+            "otherwise the newer pod goes first (log-scaled upstream)",
+            vec![plain("old", 1).created(3), plain("new", 2).created(9)],
+            1,
+            &[&["new"]],
+            &[&["new"], &["old"]],
+        ),
+        same(
+            "restarts are decided before creation time",
+            vec![
+                plain("old-crashy", 1).created(1).restarts(1),
+                plain("new", 2).created(9),
+            ],
+            1,
+            &[&["old-crashy"]],
+        ),
+        same(
+            "pods equal under every rule are ties (one victim)",
+            vec![plain("a", 1), plain("b", 2), plain("c", 3)],
+            1,
+            &[&["a"], &["b"], &["c"]],
+        ),
+        same(
+            "pods equal under every rule are ties (two victims)",
+            vec![plain("a", 1), plain("b", 2), plain("c", 3)],
+            2,
+            &[&["a", "b"], &["a", "c"], &["b", "c"]],
+        ),
+        same(
+            "a decided victim plus any one of a tie at the cut",
+            vec![
+                plain("a", 1),
+                plain("b", 2),
+                plain("c", 3),
+                plain("u", 4).on(None),
+            ],
+            2,
+            &[&["a", "u"], &["b", "u"], &["c", "u"]],
+        ),
+        same(
+            "the whole tier below the cut goes, only the straddling tier is chosen from",
+            vec![
+                plain("p1", 1).phase(PodPhase::Pending),
+                plain("p2", 2).phase(PodPhase::Pending),
+                plain("r1", 3),
+                plain("r2", 4),
+                ready_on("ok", 5, "node-1"),
+            ],
+            3,
+            &[&["p1", "p2", "r1"], &["p1", "p2", "r2"]],
+        ),
+        differ(
+            "lower pod-deletion-cost goes first (ignored in 1.20)",
+            vec![
+                plain("costly-new", 1).created(9).cost(10),
+                plain("cheap-old", 2).created(1),
+            ],
+            1,
+            &[&["costly-new"]],
+            &[&["cheap-old"]],
+        ),
+        differ(
+            "a negative pod-deletion-cost goes before the default",
+            vec![plain("negative", 1).cost(-1), plain("default", 2)],
+            1,
+            &[&["default"], &["negative"]],
+            &[&["negative"]],
+        ),
+        same(
+            "readiness is decided before pod-deletion-cost",
+            vec![
+                ready_on("ready-cheap", 1, "node-1").cost(-100),
+                plain("unready-costly", 2).cost(100),
+            ],
+            1,
+            &[&["unready-costly"]],
+        ),
+        with_related(
+            differ(
+                "pod-deletion-cost is decided before co-location",
+                vec![
+                    ready_on("shared", 1, "node-1").cost(5),
+                    ready_on("alone", 2, "node-2"),
+                ],
+                1,
+                &[&["shared"]],
+                &[&["alone"]],
+            ),
+            vec![
+                ready_on("shared", 1, "node-1"),
+                ready_on("alone", 2, "node-2"),
+                ready_on("neighbour", 3, "node-1"),
+            ],
+        ),
+        differ(
+            "a mixed list, keeping only the best pod",
+            vec![
+                ready_on("best", 1, "node-1").ready_since(5),
+                ready_on("recent", 2, "node-1").ready_since(8),
+                plain("unready", 3),
+                plain("unknown", 4).phase(PodPhase::Unknown),
+                plain("pending", 5).phase(PodPhase::Pending).on(None),
+            ],
+            4,
+            &[&["pending", "recent", "unknown", "unready"]],
+            &[
+                &["pending", "recent", "unknown", "unready"],
+                &["best", "pending", "unknown", "unready"],
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn victim_sets_follow_the_ranking_under_both_profiles() {
+    for case in cases() {
+        let pods: Vec<&Pod> = case.pods.iter().collect();
+        let related_owned = case.related.clone().unwrap_or_else(|| case.pods.clone());
+        let related: Vec<&Pod> = related_owned.iter().collect();
+        for (profile, expected) in [
+            (Profile::K8s120, &case.k8s120),
+            (Profile::Upstream, &case.upstream),
+        ] {
+            let mut got = victim_choices(&pods, &related, case.diff, &profile.semantics());
+            got.sort();
+            assert_eq!(&got, expected, "{} [{profile}]", case.name);
+        }
+    }
+}
+
+#[test]
+fn victim_sets_do_not_depend_on_input_order() {
+    for case in cases() {
+        let related_owned = case.related.clone().unwrap_or_else(|| case.pods.clone());
+        let related: Vec<&Pod> = related_owned.iter().collect();
+        let mut reversed: Vec<&Pod> = case.pods.iter().collect();
+        reversed.reverse();
+        for profile in Profile::ALL {
+            let sem = profile.semantics();
+            let forward: Vec<&Pod> = case.pods.iter().collect();
+            let mut a = victim_choices(&forward, &related, case.diff, &sem);
+            let mut b = victim_choices(&reversed, &related, case.diff, &sem);
+            a.sort();
+            b.sort();
+            assert_eq!(a, b, "{} [{profile}]", case.name);
+        }
+    }
+}
+
+#[test]
+fn every_offered_set_has_exactly_diff_distinct_pods() {
+    for case in cases() {
+        let pods: Vec<&Pod> = case.pods.iter().collect();
+        let want = case.diff.min(pods.len());
+        for profile in Profile::ALL {
+            for set in victim_choices(&pods, &pods, case.diff, &profile.semantics()) {
+                let mut dedup = set.clone();
+                dedup.dedup();
+                assert_eq!(set.len(), want, "{} [{profile}]", case.name);
+                assert_eq!(dedup.len(), want, "{} [{profile}]", case.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! `rsmc check`: run the model checker with live progress, report every property, and write
+//! each violation as a trace.
+
+use crate::exit;
+use crate::CheckArgs;
+use indicatif::{ProgressBar, ProgressStyle};
+use rsmc_oracle::trace::Trace;
+use rsmc_spec::config::Config;
+use rsmc_spec::model::RsModel;
+use serde::Serialize;
+use stateright::{Checker, Expectation, Model};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// One property's verdict.
+#[derive(Serialize)]
+struct Verdict {
+    name: String,
+    kind: &'static str,
+    result: &'static str,
+    trace: Option<PathBuf>,
+    text: Option<PathBuf>,
+}
+
+/// The whole report.
+#[derive(Serialize)]
+struct Report {
+    profile: String,
+    config: String,
+    states: usize,
+    unique_states: usize,
+    max_depth: usize,
+    seconds: f64,
+    unique_per_second: f64,
+    properties: Vec<Verdict>,
+}
+
+pub fn run(args: &CheckArgs) -> i32 {
+    let config = match Config::load(&args.config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let model = RsModel::new(config, args.profile);
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let started = Instant::now();
+    let checker = model.clone().checker().threads(threads).spawn_bfs();
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
+    while !checker.is_done() {
+        let secs = started.elapsed().as_secs_f64().max(1e-3);
+        bar.set_message(format!(
+            "states {} · unique {} · depth {} · {:.0} unique/s",
+            checker.state_count(),
+            checker.unique_state_count(),
+            checker.max_depth(),
+            checker.unique_state_count() as f64 / secs
+        ));
+        bar.tick();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let checker = checker.join();
+    bar.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+
+    let mut failed = false;
+    let mut verdicts = Vec::new();
+    for property in model.properties() {
+        let discovery = checker.discovery(property.name);
+        let (kind, result) = match (&property.expectation, &discovery) {
+            (Expectation::Always, None) => ("safety", "holds"),
+            (Expectation::Always, Some(_)) => ("safety", "violated"),
+            (Expectation::Sometimes, Some(_)) => ("coverage", "reached"),
+            (Expectation::Sometimes, None) => ("coverage", "not reached"),
+            (Expectation::Eventually, None) => ("liveness", "holds"),
+            (Expectation::Eventually, Some(_)) => ("liveness", "violated"),
+        };
+        let mut verdict = Verdict {
+            name: property.name.to_string(),
+            kind,
+            result,
+            trace: None,
+            text: None,
+        };
+        if result == "violated" {
+            failed = true;
+            let path = discovery.expect("violated has a path");
+            let states = path.clone().into_states();
+            let actions = path.into_actions();
+            let trace = Trace::from_path(&model, Some(property.name), &states, &actions);
+            match write_trace(&args.out, property.name, &trace) {
+                Ok((json, text)) => {
+                    verdict.trace = Some(json);
+                    verdict.text = Some(text);
+                }
+                Err(e) => eprintln!("error: writing the trace of {:?}: {e}", property.name),
+            }
+        }
+        verdicts.push(verdict);
+    }
+    let report = Report {
+        profile: model.profile.name().to_string(),
+        config: args.config.clone(),
+        states: checker.state_count(),
+        unique_states: checker.unique_state_count(),
+        max_depth: checker.max_depth(),
+        seconds,
+        unique_per_second: checker.unique_state_count() as f64 / seconds.max(1e-3),
+        properties: verdicts,
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+    } else {
+        print_report(&report);
+    }
+    if failed {
+        exit::VIOLATION
+    } else {
+        exit::OK
+    }
+}
+
+fn print_report(r: &Report) {
+    println!(
+        "rsmc check: profile {}, configuration {}",
+        r.profile, r.config
+    );
+    println!(
+        "  states generated {}, unique {}, max depth {}, {:.1} s, {:.0} unique states/s",
+        r.states, r.unique_states, r.max_depth, r.seconds, r.unique_per_second
+    );
+    let width = r.properties.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    for p in &r.properties {
+        println!("  {:<8} {:<width$}  {}", p.kind, p.name, p.result);
+        if let (Some(json), Some(text)) = (&p.trace, &p.text) {
+            println!(
+                "           trace: {}  (tables: {})",
+                json.display(),
+                text.display()
+            );
+        }
+    }
+}
+
+/// A file name for a property: lower-case words joined by dashes.
+fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+fn write_trace(
+    dir: &PathBuf,
+    property: &str,
+    trace: &Trace,
+) -> std::io::Result<(PathBuf, PathBuf)> {
+    std::fs::create_dir_all(dir)?;
+    let base = format!("{}-{}", trace.profile, slug(property));
+    let json = dir.join(format!("{base}.trace.json"));
+    let text = dir.join(format!("{base}.txt"));
+    std::fs::write(
+        &json,
+        serde_json::to_string_pretty(trace).expect("trace serialises"),
+    )?;
+    std::fs::write(&text, rsmc_oracle::trace_text::render(trace))?;
+    Ok((json, text))
+}

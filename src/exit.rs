@@ -1,0 +1,8 @@
+//! Exit codes shared by every subcommand.
+
+/// Everything checked holds.
+pub const OK: i32 = 0;
+/// A property is violated (or a run does not conform).
+pub const VIOLATION: i32 = 1;
+/// Bad usage or input (clap uses 2 for usage errors too).
+pub const BAD_INPUT: i32 = 2;
