@@ -56,25 +56,34 @@ fn impossible_bound_is_named_and_exits_2() {
 }
 
 #[test]
-fn small_preset_holds_and_reports_every_property() {
-    let dir = temp_dir("small");
+fn a_configuration_where_everything_holds_exits_0_and_reports_every_property() {
+    let dir = temp_dir("holds");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("no-bare-pods.json");
+    std::fs::write(
+        &file,
+        r#"{"preset": "small", "environment": {"createPod": false}}"#,
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
     let (code, out, _) = rsmc(&[
         "check",
         "--config",
-        "small",
+        file.to_str().unwrap(),
         "--json",
         "--out",
-        dir.to_str().unwrap(),
+        out_dir.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{out}");
     let report: serde_json::Value = serde_json::from_str(&out).expect("JSON report");
-    assert_eq!(report["unique_states"], 26165);
+    assert!(report["unique_states"].as_u64().unwrap() > 1000, "{report}");
     let props = report["properties"].as_array().unwrap();
-    assert_eq!(props.len(), 14);
+    assert_eq!(props.len(), 15);
     for p in props.iter().filter(|p| p["kind"] == "safety") {
         assert_eq!(p["result"], "holds", "{p}");
     }
-    assert!(!dir.exists(), "no violation, so no trace directory");
+    assert!(!out_dir.exists(), "no violation, so no trace directory");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -93,9 +93,9 @@ impl Trace {
     ) -> Trace {
         let steps = actions
             .iter()
-            .zip(states.iter().skip(1))
+            .zip(states.windows(2))
             .enumerate()
-            .map(|(i, (action, state))| Step {
+            .map(|(i, (action, pair))| Step {
                 index: i + 1,
                 actor: if action.is_environment() {
                     Actor::Environment
@@ -103,8 +103,8 @@ impl Trace {
                     Actor::System
                 },
                 action: action.clone(),
-                description: action.to_string(),
-                objects: Objects::of(state),
+                description: model.describe(&pair[0], action),
+                objects: Objects::of(&pair[1]),
             })
             .collect();
         Trace {

@@ -21,18 +21,45 @@ fn explore(config: &str, profile: Profile, threads: usize) -> (usize, usize, Vec
     (checker.unique_state_count(), checker.max_depth(), violated)
 }
 
+/// The small preset finds the residual adoption race in both profiles: the live recheck of
+/// the ReplicaSet passes, the user deletes it, and the adoption patch still lands, leaving
+/// `pod1` controlled by a UID that no longer exists (the GC then deletes it). The recheck
+/// added for #42639 narrows the window; nothing on the server closes it.
 #[test]
 fn small_preset_k8s_1_20() {
     let (unique, depth, violated) = explore(r#"{"preset": "small"}"#, Profile::K8s120, 1);
     assert_eq!((unique, depth), (PINNED_SMALL_120.0, PINNED_SMALL_120.1));
-    assert!(violated.is_empty(), "{violated:?}");
+    assert_eq!(violated, vec![properties::ADOPTION_RULES]);
 }
 
 #[test]
 fn small_preset_upstream() {
     let (unique, depth, violated) = explore(r#"{"preset": "small"}"#, Profile::Upstream, 1);
     assert_eq!((unique, depth), (PINNED_SMALL_UP.0, PINNED_SMALL_UP.1));
-    assert!(violated.is_empty(), "{violated:?}");
+    assert_eq!(violated, vec![properties::ADOPTION_RULES]);
+}
+
+/// Without bare pods there is nothing to adopt, and every safety property holds.
+#[test]
+fn small_preset_without_bare_pods_holds() {
+    let cfg = r#"{"preset": "small", "environment": {"createPod": false}}"#;
+    for profile in Profile::ALL {
+        let (unique, _, violated) = explore(cfg, profile, 2);
+        assert!(violated.is_empty(), "{profile}: {violated:?}");
+        assert!(unique > 1000, "{profile}: {unique}");
+    }
+}
+
+/// Two controller instances at once (a leader handover the old leader has not noticed) both
+/// create pods from their own caches: over-creation.
+#[test]
+fn second_leader_over_creates() {
+    let cfg = r#"{"preset": "small", "replicasets": [{"name": "frontend", "replicas": 1,
+        "selector": {"matchLabels": {"tier": "frontend"}}, "templateLabels": {"tier": "frontend"},
+        "existsAtStart": true, "scaleTo": []}],
+        "environment": {"steps": 0, "secondLeader": true, "deleteReplicaSet": []}}"#;
+    let (_, _, violated) = explore(cfg, Profile::K8s120, 2);
+    assert_eq!(violated, vec![properties::NO_OVER_CREATION]);
 }
 
 #[test]
@@ -55,6 +82,6 @@ fn recreate_under_the_same_name_breaks_observed_generation() {
 }
 
 /// (unique states, max depth), explored with one thread so the depth is exact BFS depth.
-const PINNED_SMALL_120: (usize, usize) = (26165, 70);
-const PINNED_SMALL_UP: (usize, usize) = (27371, 56);
+const PINNED_SMALL_120: (usize, usize) = (26231, 70);
+const PINNED_SMALL_UP: (usize, usize) = (27402, 56);
 const PINNED_CRASH: (usize, usize) = (6031, 49);

@@ -118,3 +118,71 @@ pub enum Response {
     /// A delete that only started deletion (deletionTimestamp and/or finalizers set).
     DeletionStarted { rv: Rv },
 }
+
+impl std::fmt::Display for Request {
+    /// The request as an HTTP verb and resource, with what matters about its body.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let precondition = |o: &DeleteOptions| match o.uid_precondition {
+            Some(uid) => format!(" (precondition uid={uid})"),
+            None => String::new(),
+        };
+        match self {
+            Request::CreateReplicaSet(rs) => write!(f, "POST replicasets {}", rs.meta.name),
+            Request::ReplaceReplicaSet(rs) => write!(f, "PUT replicasets/{}", rs.meta.name),
+            Request::ScaleReplicaSet { name, replicas } => {
+                write!(f, "PUT replicasets/{name}/scale replicas={replicas}")
+            }
+            Request::UpdateReplicaSetStatus {
+                name,
+                resource_version,
+                status,
+            } => write!(
+                f,
+                "PUT replicasets/{name}/status replicas={} ready={} available={} observedGeneration={} (resourceVersion {resource_version})",
+                status.replicas, status.ready_replicas, status.available_replicas, status.observed_generation
+            ),
+            Request::DeleteReplicaSet { name, options } => write!(
+                f,
+                "DELETE replicasets/{name} propagationPolicy={}{}",
+                options
+                    .propagation
+                    .map(|p| format!("{p:?}"))
+                    .unwrap_or_else(|| "default".into()),
+                precondition(options)
+            ),
+            Request::RemoveFinalizer { name, finalizer } => {
+                write!(f, "PATCH replicasets/{name} remove finalizer {}", finalizer.as_str())
+            }
+            Request::CreatePod(pod) => match (&pod.meta.generate_name, pod.meta.controller_ref()) {
+                (Some(prefix), Some(r)) => {
+                    write!(f, "POST pods generateName={prefix} controller=ReplicaSet/{}", r.name)
+                }
+                _ => write!(f, "POST pods {}", pod.meta.name),
+            },
+            Request::PatchPodOwnerReferences { name, uid, patch } => match patch {
+                OwnerRefPatch::Add(r) => write!(
+                    f,
+                    "PATCH pods/{name} adopt: controller=ReplicaSet/{} uid={} (precondition uid={uid})",
+                    r.name, r.uid
+                ),
+                OwnerRefPatch::Remove(uids) => write!(
+                    f,
+                    "PATCH pods/{name} remove ownerReferences uid={uids:?} (precondition uid={uid})"
+                ),
+            },
+            Request::SetPodLabels { name, labels } => {
+                write!(f, "PATCH pods/{name} labels={}", crate::object::render_labels(labels))
+            }
+            Request::BindPod { name, node } => write!(f, "POST pods/{name}/binding node={node}"),
+            Request::SetPodStatus { name, phase, ready } => write!(
+                f,
+                "PUT pods/{name}/status phase={} ready={ready}",
+                phase.as_str()
+            ),
+            Request::DeletePod { name, options } => {
+                write!(f, "DELETE pods/{name}{}", precondition(options))
+            }
+            Request::FinishPodDeletion { name } => write!(f, "DELETE pods/{name} gracePeriodSeconds=0"),
+        }
+    }
+}

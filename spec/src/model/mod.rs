@@ -3,6 +3,7 @@
 //! bounds.
 
 pub mod action;
+mod describe;
 mod enabled;
 pub mod properties;
 pub mod state;
@@ -80,8 +81,13 @@ impl Model for RsModel {
         vec![self.initial_state()]
     }
 
+    /// A state reached through a violation has no successors: the first violation is the
+    /// finding. (It must stay inside stateright's boundary: states outside it are dropped
+    /// before their properties are checked.)
     fn actions(&self, state: &State, actions: &mut Vec<Action>) {
-        self.enabled(state, actions);
+        if state.ghost.violated.is_empty() {
+            self.enabled(state, actions);
+        }
     }
 
     fn next_state(&self, last: &State, action: Action) -> Option<State> {
@@ -92,13 +98,11 @@ impl Model for RsModel {
         action.to_string()
     }
 
-    fn properties(&self) -> Vec<Property<Self>> {
-        properties::all()
+    fn format_step(&self, last: &State, action: Action) -> Option<String> {
+        Some(self.describe(last, &action))
     }
 
-    /// A state reached through a violation is not explored further: the first violation is
-    /// the finding.
-    fn within_boundary(&self, state: &State) -> bool {
-        state.ghost.violated.is_empty()
+    fn properties(&self) -> Vec<Property<Self>> {
+        properties::all()
     }
 }

@@ -49,18 +49,30 @@ pub const GC_DELETES_ONLY_DEPENDENTS_OF_GONE: &str =
     "GC deletes only pods whose controller is gone or in foreground deletion";
 
 /// Deleting a ReplicaSet with propagation Orphan never deletes its dependents: no pod that
-/// references a ReplicaSet deleted with Orphan is ever collected.
+/// referenced the ReplicaSet when the user deleted it with Orphan is ever collected by the GC
+/// on account of that ReplicaSet (#42639: orphaning racing with re-adoption from a stale
+/// cache). Pods created for the ReplicaSet afterwards are not its dependents at the time of
+/// the delete; creating them at all is [`NO_CREATE_WHILE_DELETING`]'s concern.
 pub const ORPHAN_KEEPS_DEPENDENTS: &str = "orphan deletion never deletes dependents";
+
+/// The controller never creates a pod for a ReplicaSet that the sync's own cache shows as
+/// being deleted (#24934 / PR #27438: the controller kept creating while its ReplicaSet was
+/// deleted, racing the GC). A create that a sync decided before the deletion reached its cache
+/// is not a violation: a decided slow-start batch cannot know, and the GC collects such pods
+/// — no API lets a create carry its owner's UID as a precondition.
+pub const NO_CREATE_WHILE_DELETING: &str =
+    "no creation for a ReplicaSet the sync saw being deleted";
 
 /// Every ReplicaSet's status is consistent: ready ≤ replicas, available ≤ ready,
 /// observedGeneration ≤ generation.
 pub const STATUS_CONSISTENT: &str = "status consistent";
 
 /// The action properties, whose violations the steps record.
-pub const ACTION_PROPERTIES: [&str; 6] = [
+pub const ACTION_PROPERTIES: [&str; 7] = [
     NO_DOUBLE_COUNT,
     ADOPTION_RULES,
     NO_OVER_CREATION,
+    NO_CREATE_WHILE_DELETING,
     DELETE_ONLY_CONTROLLED,
     GC_DELETES_ONLY_DEPENDENTS_OF_GONE,
     ORPHAN_KEEPS_DEPENDENTS,
@@ -102,6 +114,9 @@ pub fn all() -> Vec<Property<RsModel>> {
         Property::always(ADOPTION_RULES, |_, s: &State| !violated(s, ADOPTION_RULES)),
         Property::always(NO_OVER_CREATION, |_, s: &State| {
             !violated(s, NO_OVER_CREATION)
+        }),
+        Property::always(NO_CREATE_WHILE_DELETING, |_, s: &State| {
+            !violated(s, NO_CREATE_WHILE_DELETING)
         }),
         Property::always(DELETE_ONLY_CONTROLLED, |_, s: &State| {
             !violated(s, DELETE_ONLY_CONTROLLED)
@@ -183,10 +198,13 @@ pub(super) fn after_controller_request(
     req: &Request,
 ) {
     match req {
-        Request::CreatePod(_)
-            if s.active_controlled(rs.meta.uid) > rs.spec.replicas.max(0) as usize =>
-        {
-            flag(s, NO_OVER_CREATION);
+        Request::CreatePod(_) => {
+            if s.active_controlled(rs.meta.uid) > rs.spec.replicas.max(0) as usize {
+                flag(s, NO_OVER_CREATION);
+            }
+            if rs.meta.is_deleting() {
+                flag(s, NO_CREATE_WHILE_DELETING);
+            }
         }
         Request::PatchPodOwnerReferences {
             name,
@@ -247,11 +265,12 @@ pub(super) fn before_gc_request(s: &mut State, req: &Request) {
                 && !(o.meta.is_deleting() && o.meta.has_finalizer(Finalizer::ForegroundDeletion))
         })
     });
+    let pod_uid = pod.meta.uid;
     let orphaned = pod
         .meta
         .owner_references
         .iter()
-        .any(|r| s.ghost.orphaned_owners.contains(&r.uid));
+        .any(|r| s.ghost.orphan_promises.contains(&(r.uid, pod_uid)));
     if owner_alive {
         flag(s, GC_DELETES_ONLY_DEPENDENTS_OF_GONE);
     }

@@ -101,8 +101,9 @@ pub struct Ghost {
     /// Names of the action properties violated on the way to this state.
     #[serde(skip_deserializing)]
     pub violated: BTreeSet<&'static str>,
-    /// UIDs of ReplicaSets the user deleted with propagation Orphan.
-    pub orphaned_owners: BTreeSet<Uid>,
+    /// `(owner UID, pod UID)` for every pod that referenced a ReplicaSet when the user deleted
+    /// that ReplicaSet with propagation Orphan: the dependents Orphan promises to keep.
+    pub orphan_promises: BTreeSet<(Uid, Uid)>,
     /// Per live ReplicaSet UID, the pods its last status write counted.
     pub counted: BTreeMap<Uid, BTreeSet<String>>,
 }

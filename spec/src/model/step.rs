@@ -34,7 +34,14 @@ impl RsModel {
             Action::DeleteReplicaSet { name, propagation } => {
                 let uid = n.api.replicasets.get(name)?.meta.uid;
                 if *propagation == Propagation::Orphan {
-                    n.ghost.orphaned_owners.insert(uid);
+                    let dependents: Vec<_> = n
+                        .api
+                        .pods
+                        .values()
+                        .filter(|p| p.meta.owner_references.iter().any(|r| r.uid == uid))
+                        .map(|p| (uid, p.meta.uid))
+                        .collect();
+                    n.ghost.orphan_promises.extend(dependents);
                 }
                 n.api
                     .apply(&Request::DeleteReplicaSet {

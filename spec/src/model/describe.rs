@@ -1,0 +1,69 @@
+//! Step descriptions for people: what a step did, in API terms.
+
+use super::action::{Action, Watcher};
+use super::state::State;
+use super::RsModel;
+use crate::api::{Change, EventType};
+use crate::controller::Pending;
+use crate::gc;
+
+impl RsModel {
+    /// A one-line description of `action` taken in `s`: for system steps, the request sent
+    /// or the event delivered; for the environment, the kubectl command.
+    pub fn describe(&self, s: &State, action: &Action) -> String {
+        match action {
+            Action::SyncStep { controller, worker }
+            | Action::CreateRejected { controller, worker } => {
+                let c = &s.controllers[*controller as usize];
+                let Some(task) = &c.workers[*worker as usize] else {
+                    return action.to_string();
+                };
+                let who = format!("replicaset-controller#{controller} (sync {})", task.key);
+                let what = match self.pending(s, c, task) {
+                    Pending::GetReplicaSet(name) => format!("GET replicasets/{name} (live)"),
+                    Pending::Send(req) => req.to_string(),
+                    other => format!("{other:?}"),
+                };
+                match action {
+                    Action::CreateRejected { .. } => format!("{who}: {what} → 403 exceeded quota"),
+                    _ => format!("{who}: {what}"),
+                }
+            }
+            Action::Gc { work } => {
+                let pods = s.api.pods_at(s.gc.pods);
+                let reqs: Vec<String> = gc::requests(work, &s.api, &pods)
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect();
+                format!("garbage-collector: {}", reqs.join("; "))
+            }
+            Action::Deliver { watcher, kind } => {
+                let at = self.position(s, *watcher);
+                match s.api.next_event(*kind, at.get(*kind)) {
+                    Some(e) => {
+                        let (what, rv) = match &e.change {
+                            Change::ReplicaSet { .. } => ("replicaset", e.rv),
+                            Change::Pod { .. } => ("pod", e.rv),
+                        };
+                        let ty = match e.event_type() {
+                            EventType::Added => "ADDED",
+                            EventType::Modified => "MODIFIED",
+                            EventType::Deleted => "DELETED",
+                        };
+                        format!(
+                            "{}: watch delivers {ty} {what}/{} (revision {rv})",
+                            watcher_name(*watcher),
+                            e.name
+                        )
+                    }
+                    None => action.to_string(),
+                }
+            }
+            _ => action.to_string(),
+        }
+    }
+}
+
+fn watcher_name(w: Watcher) -> String {
+    w.to_string()
+}
