@@ -7,6 +7,11 @@ use clap::{Parser, Subcommand};
 use rsmc_spec::profile::Profile;
 use std::path::PathBuf;
 
+/// The model checker clones and drops millions of small maps and strings; mimalloc roughly
+/// halves the time the system allocator takes for that.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "rsmc",

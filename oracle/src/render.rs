@@ -35,7 +35,7 @@ const PADDING: usize = 3;
 pub fn get_rs(api: &ApiServer) -> String {
     table(
         &["NAME", "DESIRED", "CURRENT", "READY"],
-        api.replicasets.values().map(rs_columns).collect(),
+        api.replicasets.values().map(|o| rs_columns(o)).collect(),
     )
 }
 

@@ -27,11 +27,11 @@
 //! resourceVersions are the model's small integers. The environment list is what a scenario
 //! replays; the steps are what the model says happened in between.
 
+use rsmc_spec::api::View;
 use rsmc_spec::config::Config;
 use rsmc_spec::model::{Action, RsModel, State};
 use rsmc_spec::object::{Pod, ReplicaSet};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// The schema identifier written into every trace.
 pub const SCHEMA: &str = "rsmc-trace/v1";
@@ -39,8 +39,8 @@ pub const SCHEMA: &str = "rsmc-trace/v1";
 /// The API server's objects at one point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Objects {
-    pub replicasets: BTreeMap<String, ReplicaSet>,
-    pub pods: BTreeMap<String, Pod>,
+    pub replicasets: View<ReplicaSet>,
+    pub pods: View<Pod>,
 }
 
 impl Objects {

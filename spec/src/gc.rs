@@ -23,7 +23,7 @@ pub enum GcWork {
 }
 
 fn owner_in_view<'a>(rs: &'a View<ReplicaSet>, name: &str, uid: Uid) -> Option<&'a ReplicaSet> {
-    rs.get(name).filter(|o| o.meta.uid == uid)
+    rs.get(name).map(|o| &**o).filter(|o| o.meta.uid == uid)
 }
 
 fn deleting_dependents(rs: &ReplicaSet) -> bool {
@@ -125,7 +125,7 @@ pub fn requests(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Vec<Re
         }
         GcWork::DeletingDependents { rs, uid } => {
             let live = api.replicasets.get(rs).filter(|o| o.meta.uid == *uid);
-            if !live.is_some_and(deleting_dependents) {
+            if !live.is_some_and(|o| deleting_dependents(o)) {
                 return vec![];
             }
             let blocking = view_pods.values().any(|p| {

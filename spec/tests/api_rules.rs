@@ -350,7 +350,7 @@ fn generation_bumps_on_spec_changes_only() {
     );
     assert_eq!(api.replicasets["web"].meta.generation, 2);
     // A metadata-only change does not bump either.
-    let mut relabeled = api.replicasets["web"].clone();
+    let mut relabeled = rsmc_spec::object::ReplicaSet::clone(&api.replicasets["web"]);
     relabeled.meta.labels = labels(&[("team", "a")]);
     must(&mut api, Request::ReplaceReplicaSet(relabeled));
     assert_eq!(api.replicasets["web"].meta.generation, 2);
@@ -403,7 +403,7 @@ fn updates_with_a_stale_version_or_a_new_selector_are_rejected() {
     let err = api.apply(&Request::ReplaceReplicaSet(rs)).unwrap_err();
     assert_eq!(err.reason, Reason::Conflict);
 
-    let mut changed = api.replicasets["web"].clone();
+    let mut changed = rsmc_spec::object::ReplicaSet::clone(&api.replicasets["web"]);
     changed.spec.selector = LabelSelector::match_labels(&[("app", "web"), ("v", "2")]);
     changed.spec.template_labels = labels(&[("app", "web"), ("v", "2")]);
     let err = api.apply(&Request::ReplaceReplicaSet(changed)).unwrap_err();

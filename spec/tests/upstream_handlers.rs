@@ -20,7 +20,7 @@ use rsmc_spec::object::{LabelSelector, ReplicaSet};
 
 fn cache(rss: &[&ReplicaSet]) -> View<ReplicaSet> {
     rss.iter()
-        .map(|rs| (rs.meta.name.clone(), (*rs).clone()))
+        .map(|rs| (rs.meta.name.clone(), std::sync::Arc::new((*rs).clone())))
         .collect()
 }
 
@@ -35,7 +35,7 @@ fn recreate_under_the_same_name_drops_the_old_expectations() {
     for sem in both_profiles() {
         let mut api = ApiServer::default();
         create_rs(&mut api, replicaset("web", 2));
-        let old = api.replicasets["web"].clone();
+        let old = ReplicaSet::clone(&api.replicasets["web"]);
         let mut exp = Expectations::default();
         // The first sync creates two pods; their add events have not arrived.
         let run = run_sync(&mut api, "web", &sem, &mut exp);

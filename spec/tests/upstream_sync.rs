@@ -262,7 +262,7 @@ fn a_conflicting_status_write_is_retried_once_on_a_fresh_copy() {
         create_rs(&mut api, replicaset("web", 0));
         let cache_at = api.rv;
         // Someone else writes the ReplicaSet after our cache was read.
-        let mut scaled = api.replicasets["web"].clone();
+        let mut scaled = rsmc_spec::object::ReplicaSet::clone(&api.replicasets["web"]);
         scaled.meta.labels = rsmc_spec::object::labels(&[("team", "a")]);
         must(&mut api, Request::ReplaceReplicaSet(scaled));
         let mut exp = Expectations::default();

@@ -9,6 +9,7 @@
 use crate::object::{Pod, ReplicaSet, Rv};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The two resource types the model watches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -29,12 +30,12 @@ pub enum EventType {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Change {
     ReplicaSet {
-        before: Option<ReplicaSet>,
-        after: Option<ReplicaSet>,
+        before: Option<Arc<ReplicaSet>>,
+        after: Option<Arc<ReplicaSet>>,
     },
     Pod {
-        before: Option<Pod>,
-        after: Option<Pod>,
+        before: Option<Arc<Pod>>,
+        after: Option<Arc<Pod>>,
     },
 }
 
@@ -67,15 +68,16 @@ impl Event {
     }
 }
 
-/// A consumer's view of one resource type: `name → object` as of some revision.
-pub type View<T> = BTreeMap<String, T>;
+/// A consumer's view of one resource type: `name → object` as of some revision. Objects are
+/// shared (`Arc`): a view, a state or a log entry copies pointers, never objects.
+pub type View<T> = BTreeMap<String, Arc<T>>;
 
 /// Undo the events newer than `position` on a copy of the current objects.
-pub(crate) fn rewind<T: Clone>(
-    current: &BTreeMap<String, T>,
+pub(crate) fn rewind<T>(
+    current: &View<T>,
     log: &[Event],
     position: Rv,
-    pick: impl Fn(&Change) -> Option<&Option<T>>,
+    pick: impl Fn(&Change) -> Option<&Option<Arc<T>>>,
 ) -> View<T> {
     let mut view = current.clone();
     for event in log.iter().rev().take_while(|e| e.rv > position) {

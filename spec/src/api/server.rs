@@ -13,7 +13,7 @@ use super::request::{DeleteOptions, OwnerRefPatch, Propagation, Request, Respons
 use super::validation;
 use crate::object::{Finalizer, Meta, Pod, ReplicaSet, Rv};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
 const RS: &str = "replicasets.apps";
 const PODS: &str = "pods";
@@ -25,8 +25,8 @@ pub struct ApiServer {
     pub rv: Rv,
     /// The last UID handed out.
     pub last_uid: u32,
-    pub replicasets: BTreeMap<String, ReplicaSet>,
-    pub pods: BTreeMap<String, Pod>,
+    pub replicasets: View<ReplicaSet>,
+    pub pods: View<Pod>,
     /// Events newer than the lowest position any watcher still needs, oldest first.
     pub log: Vec<Event>,
 }
@@ -92,7 +92,7 @@ impl ApiServer {
             Request::CreateReplicaSet(rs) => self.create_replicaset(rs.clone()),
             Request::ReplaceReplicaSet(rs) => self.replace_replicaset(rs),
             Request::ScaleReplicaSet { name, replicas } => {
-                let mut rs = self.replicaset(name)?.clone();
+                let mut rs = ReplicaSet::clone(self.replicaset(name)?);
                 rs.spec.replicas = *replicas;
                 rs.meta.resource_version = 0;
                 self.replace_replicaset(&rs)
@@ -102,7 +102,7 @@ impl ApiServer {
                 resource_version,
                 status,
             } => {
-                let old = self.replicaset(name)?.clone();
+                let old = ReplicaSet::clone(self.replicaset(name)?);
                 if old.meta.resource_version != *resource_version {
                     return Err(ApiError::stale_resource_version(RS, name));
                 }
@@ -116,7 +116,7 @@ impl ApiServer {
             }
             Request::DeleteReplicaSet { name, options } => self.delete_replicaset(name, options),
             Request::RemoveFinalizer { name, finalizer } => {
-                let old = self.replicaset(name)?.clone();
+                let old = ReplicaSet::clone(self.replicaset(name)?);
                 let mut new = old.clone();
                 new.meta.finalizers.retain(|f| f != finalizer);
                 if new.meta.finalizers == old.meta.finalizers {
@@ -133,7 +133,7 @@ impl ApiServer {
             }
             Request::CreatePod(pod) => self.create_pod(pod.clone()),
             Request::PatchPodOwnerReferences { name, uid, patch } => {
-                let old = self.pod(name)?.clone();
+                let old = Pod::clone(self.pod(name)?);
                 if old.meta.uid != *uid {
                     // The patch carries metadata.uid; a different object under the same name
                     // fails the immutable-field check (ValidateObjectMetaUpdate).
@@ -160,19 +160,19 @@ impl ApiServer {
                 Ok(self.write_pod(old, Some(new)))
             }
             Request::SetPodLabels { name, labels } => {
-                let old = self.pod(name)?.clone();
+                let old = Pod::clone(self.pod(name)?);
                 let mut new = old.clone();
                 new.meta.labels = labels.clone();
                 Ok(self.write_pod(old, Some(new)))
             }
             Request::BindPod { name, node } => {
-                let old = self.pod(name)?.clone();
+                let old = Pod::clone(self.pod(name)?);
                 let mut new = old.clone();
                 new.node_name = Some(node.clone());
                 Ok(self.write_pod(old, Some(new)))
             }
             Request::SetPodStatus { name, phase, ready } => {
-                let old = self.pod(name)?.clone();
+                let old = Pod::clone(self.pod(name)?);
                 let mut new = old.clone();
                 new.phase = *phase;
                 new.ready_since = match (*ready, old.ready_since) {
@@ -185,7 +185,7 @@ impl ApiServer {
             }
             Request::DeletePod { name, options } => self.delete_pod(name, options),
             Request::FinishPodDeletion { name } => {
-                let old = self.pod(name)?.clone();
+                let old = Pod::clone(self.pod(name)?);
                 if !old.meta.is_deleting() {
                     return Err(ApiError::not_found(PODS, name));
                 }
@@ -194,13 +194,13 @@ impl ApiServer {
         }
     }
 
-    fn replicaset(&self, name: &str) -> Result<&ReplicaSet, ApiError> {
+    fn replicaset(&self, name: &str) -> Result<&Arc<ReplicaSet>, ApiError> {
         self.replicasets
             .get(name)
             .ok_or_else(|| ApiError::not_found(RS, name))
     }
 
-    fn pod(&self, name: &str) -> Result<&Pod, ApiError> {
+    fn pod(&self, name: &str) -> Result<&Arc<Pod>, ApiError> {
         self.pods
             .get(name)
             .ok_or_else(|| ApiError::not_found(PODS, name))
@@ -213,11 +213,12 @@ impl ApiServer {
         match new {
             Some(mut new) => {
                 new.meta.resource_version = rv;
+                let new = Arc::new(new);
                 self.replicasets.insert(name.clone(), new.clone());
                 self.commit(
                     &name,
                     Change::ReplicaSet {
-                        before: Some(old),
+                        before: Some(Arc::new(old)),
                         after: Some(new),
                     },
                 );
@@ -228,7 +229,7 @@ impl ApiServer {
                 self.commit(
                     &name,
                     Change::ReplicaSet {
-                        before: Some(old),
+                        before: Some(Arc::new(old)),
                         after: None,
                     },
                 );
@@ -244,11 +245,12 @@ impl ApiServer {
         match new {
             Some(mut new) => {
                 new.meta.resource_version = rv;
+                let new = Arc::new(new);
                 self.pods.insert(name.clone(), new.clone());
                 self.commit(
                     &name,
                     Change::Pod {
-                        before: Some(old),
+                        before: Some(Arc::new(old)),
                         after: Some(new),
                     },
                 );
@@ -259,7 +261,7 @@ impl ApiServer {
                 self.commit(
                     &name,
                     Change::Pod {
-                        before: Some(old),
+                        before: Some(Arc::new(old)),
                         after: None,
                     },
                 );
@@ -281,6 +283,7 @@ impl ApiServer {
         rs.meta.generation = 1;
         rs.status = Default::default();
         let (name, uid) = (rs.meta.name.clone(), rs.meta.uid);
+        let rs = Arc::new(rs);
         self.replicasets.insert(name.clone(), rs.clone());
         let rv = self.commit(
             &name,
@@ -295,7 +298,7 @@ impl ApiServer {
     /// PUT of the spec (also the scale subresource). strategy.go `PrepareForUpdate`: status is
     /// kept from the stored object, generation bumps when the spec changed.
     fn replace_replicaset(&mut self, rs: &ReplicaSet) -> Result<Response, ApiError> {
-        let old = self.replicaset(&rs.meta.name)?.clone();
+        let old = ReplicaSet::clone(self.replicaset(&rs.meta.name)?);
         if rs.meta.resource_version != 0 && rs.meta.resource_version != old.meta.resource_version {
             return Err(ApiError::stale_resource_version(RS, &rs.meta.name));
         }
@@ -322,7 +325,7 @@ impl ApiServer {
         name: &str,
         options: &DeleteOptions,
     ) -> Result<Response, ApiError> {
-        let old = self.replicaset(name)?.clone();
+        let old = ReplicaSet::clone(self.replicaset(name)?);
         if let Some(uid) = options.uid_precondition {
             if uid != old.meta.uid {
                 return Err(ApiError::uid_precondition(RS, name, uid, old.meta.uid));
@@ -362,7 +365,7 @@ impl ApiServer {
     /// store.go `Delete` for a pod: graceful (deletionTimestamp only) when the pod is bound
     /// and not terminal, immediate otherwise (pod strategy `CheckGracefulDelete`).
     fn delete_pod(&mut self, name: &str, options: &DeleteOptions) -> Result<Response, ApiError> {
-        let old = self.pod(name)?.clone();
+        let old = Pod::clone(self.pod(name)?);
         if let Some(uid) = options.uid_precondition {
             if uid != old.meta.uid {
                 return Err(ApiError::uid_precondition(PODS, name, uid, old.meta.uid));
@@ -395,6 +398,7 @@ impl ApiServer {
         }
         self.new_identity(&mut pod.meta);
         let (name, uid) = (pod.meta.name.clone(), pod.meta.uid);
+        let pod = Arc::new(pod);
         self.pods.insert(name.clone(), pod.clone());
         let rv = self.commit(
             &name,

@@ -28,7 +28,7 @@ pub struct SyncView<'a> {
 
 impl SyncView<'_> {
     fn pod(&self, name: &str) -> Option<&Pod> {
-        self.pods.get(name)
+        self.pods.get(name).map(|p| &**p)
     }
 
     fn key(&self) -> &str {

@@ -187,10 +187,10 @@ impl RsModel {
                 };
                 match &event.change {
                     crate::api::Change::ReplicaSet { before, after } => {
-                        h.replicaset(before.as_ref(), after.as_ref())
+                        h.replicaset(before.as_deref(), after.as_deref())
                     }
                     crate::api::Change::Pod { before, after } => {
-                        h.pod(before.as_ref(), after.as_ref())
+                        h.pod(before.as_deref(), after.as_deref())
                     }
                 }
             }
@@ -218,7 +218,7 @@ impl RsModel {
                 for (name, cur) in &new_rs {
                     match old_rs.get(name) {
                         Some(old) if old.meta.resource_version == cur.meta.resource_version => {}
-                        old => h.replicaset(old, Some(cur)),
+                        old => h.replicaset(old.map(|o| &**o), Some(cur)),
                     }
                 }
                 for (name, old) in old_rs.iter().filter(|(k, _)| !new_rs.contains_key(*k)) {
@@ -228,7 +228,7 @@ impl RsModel {
                 for (name, cur) in &n.api.pods {
                     match old_pods.get(name) {
                         Some(old) if old.meta.resource_version == cur.meta.resource_version => {}
-                        old => h.pod(old, Some(cur)),
+                        old => h.pod(old.map(|o| &**o), Some(cur)),
                     }
                 }
                 for old in old_pods
@@ -251,7 +251,7 @@ impl RsModel {
         let pods = n.api.pods_at(at.pods);
         match begin(
             key,
-            rs_view.get(key),
+            rs_view.get(key).map(|r| &**r),
             &pods,
             (at.rs, at.pods),
             &mut c.expectations,
@@ -311,7 +311,7 @@ impl RsModel {
         match task.advance(&view, &mut exp) {
             Pending::GetReplicaSet(name) => {
                 let live = n.api.replicasets.get(&name).cloned();
-                task.record_get(&view, live.as_ref());
+                task.record_get(&view, live.as_deref());
             }
             Pending::Send(req) => {
                 let result = if rejected {

@@ -129,7 +129,7 @@ pub fn must(api: &mut ApiServer, request: Request) -> Response {
 pub fn create_rs(api: &mut ApiServer, rs: ReplicaSet) -> ReplicaSet {
     let name = rs.meta.name.clone();
     must(api, Request::CreateReplicaSet(rs));
-    api.replicasets[&name].clone()
+    ReplicaSet::clone(&api.replicasets[&name])
 }
 
 /// Create `pod` in `api` (identity is assigned by the server) and return the stored copy.
@@ -137,7 +137,7 @@ pub fn create_pod(api: &mut ApiServer, pod: Pod) -> Pod {
     let Response::Written { name, .. } = must(api, Request::CreatePod(pod)) else {
         panic!("a pod create writes");
     };
-    api.pods[&name].clone()
+    Pod::clone(&api.pods[&name])
 }
 
 /// A bare pod as a user submits it (no identity yet), labelled `app=web`.
@@ -204,7 +204,7 @@ pub fn run_sync_with(
     let mut run = SyncRun::default();
     let mut task = match begin(
         key,
-        rs_view.get(key),
+        rs_view.get(key).map(|r| &**r),
         &pods,
         (cache_at, cache_at),
         expectations,
@@ -223,7 +223,7 @@ pub fn run_sync_with(
             Pending::GetReplicaSet(name) => {
                 run.gets += 1;
                 let live = api.replicasets.get(&name).cloned();
-                task.record_get(&view, live.as_ref());
+                task.record_get(&view, live.as_deref());
             }
             Pending::Send(request) => {
                 let outcome = match inject(&request) {
