@@ -9,6 +9,7 @@ use rsmc_spec::config::Config;
 use rsmc_spec::model::RsModel;
 use serde::Serialize;
 use stateright::{Checker, Expectation, Model};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -51,18 +52,27 @@ pub fn run(args: &CheckArgs) -> i32 {
     });
     let started = Instant::now();
     let checker = model.clone().checker().threads(threads).spawn_bfs();
+    // On a terminal a live spinner; elsewhere (CI logs) a plain line every five seconds.
+    let live = std::io::stderr().is_terminal();
     let bar = ProgressBar::new_spinner();
     bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
+    let mut last_line = Instant::now();
     while !checker.is_done() {
         let secs = started.elapsed().as_secs_f64().max(1e-3);
-        bar.set_message(format!(
+        let message = format!(
             "states {} · unique {} · depth {} · {:.0} unique/s",
             checker.state_count(),
             checker.unique_state_count(),
             checker.max_depth(),
             checker.unique_state_count() as f64 / secs
-        ));
-        bar.tick();
+        );
+        if live {
+            bar.set_message(message);
+            bar.tick();
+        } else if last_line.elapsed() >= Duration::from_secs(5) {
+            eprintln!("rsmc check: {secs:.0} s, {message}");
+            last_line = Instant::now();
+        }
         std::thread::sleep(Duration::from_millis(200));
     }
     let checker = checker.join();

@@ -197,6 +197,19 @@ pub fn run_sync_with(
     cache_at: Rv,
     sem: &Semantics,
     expectations: &mut Expectations,
+    inject: impl FnMut(&Request) -> Option<ApiError>,
+) -> SyncRun {
+    run_sync_burst(api, key, cache_at, sem, expectations, 500, inject)
+}
+
+/// [`run_sync_with`] with a `BurstReplicas` other than upstream's 500.
+pub fn run_sync_burst(
+    api: &mut ApiServer,
+    key: &str,
+    cache_at: Rv,
+    sem: &Semantics,
+    expectations: &mut Expectations,
+    burst_replicas: u32,
     mut inject: impl FnMut(&Request) -> Option<ApiError>,
 ) -> SyncRun {
     let rs_view: View<ReplicaSet> = api.replicasets_at(cache_at);
@@ -216,7 +229,7 @@ pub fn run_sync_with(
         rs: &rs_view[key],
         pods: &pods,
         sem,
-        burst_replicas: 500,
+        burst_replicas,
     };
     for _ in 0..10_000 {
         match task.advance(&view, expectations) {
