@@ -104,6 +104,18 @@ fn a_violation_exits_1_and_writes_trace_and_tables() {
             && env.iter().any(|a| a.get("CreateReplicaSet").is_some()),
         "the recreate race needs a delete and a create: {env:?}"
     );
+    // The file is the documented schema: it parses back into the oracle's `Trace`, and its
+    // last step shows the violation (observedGeneration beyond generation).
+    let parsed: rsmc_oracle::trace::Trace =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("trace parses");
+    let last = parsed.steps.last().expect("steps");
+    assert!(
+        last.objects
+            .replicasets
+            .values()
+            .any(|rs| rs.status.observed_generation > rs.meta.generation),
+        "{last:?}"
+    );
     let text = std::fs::read_to_string(dir.join("k8s-1.20-status-consistent.txt")).unwrap();
     assert!(text.contains("$ kubectl get rs -o wide"), "{text}");
     assert!(
