@@ -209,8 +209,8 @@ impl Config {
                 })?;
         let mut base: Value = serde_json::from_str(base_text).expect("embedded preset parses");
         merge(&mut base, over);
-        // Re-serialise with line breaks so serde's line/column point somewhere useful, and
-        // report unknown fields by name.
+        // Syntax errors above carry the file's line and column; after the merge serde names an
+        // unknown field and the fields it expected instead.
         let config: Config = serde_json::from_value(base).map_err(|e| parse(e.to_string()))?;
         config
             .validate()
@@ -278,9 +278,6 @@ impl Config {
                 "environment.steps".into(),
                 format!("expected at most 12, got {}", env.steps),
             );
-        }
-        if env.finish_pod_deletion && !env.schedule_pod && self.nodes.is_empty() {
-            // Without a node no pod is ever deleted gracefully; harmless, so allowed.
         }
         if env.schedule_pod && self.nodes.is_empty() {
             return fail("nodes".into(), "schedulePod needs at least one node".into());
