@@ -21,6 +21,10 @@ struct Verdict {
     result: &'static str,
     trace: Option<PathBuf>,
     text: Option<PathBuf>,
+    /// The readable counterexample printed under the table (not part of the JSON report,
+    /// which points at the trace file instead).
+    #[serde(skip)]
+    summary: Option<String>,
 }
 
 /// The whole report.
@@ -97,6 +101,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             result,
             trace: None,
             text: None,
+            summary: None,
         };
         if result == "violated" {
             failed = true;
@@ -104,6 +109,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             let states = path.clone().into_states();
             let actions = path.into_actions();
             let trace = Trace::from_path(&model, Some(property.name), &states, &actions);
+            verdict.summary = Some(rsmc_oracle::trace_text::summary(&trace));
             match write_trace(&args.out, property.name, &trace) {
                 Ok((json, text)) => {
                     verdict.trace = Some(json);
@@ -151,12 +157,15 @@ fn print_report(r: &Report) {
     let width = r.properties.iter().map(|p| p.name.len()).max().unwrap_or(0);
     for p in &r.properties {
         println!("  {:<8} {:<width$}  {}", p.kind, p.name, p.result);
+    }
+    for p in r.properties.iter().filter(|p| p.summary.is_some()) {
+        println!("\nviolation: {}", p.name);
+        for line in p.summary.iter().flat_map(|s| s.lines()) {
+            println!("  {line}");
+        }
         if let (Some(json), Some(text)) = (&p.trace, &p.text) {
-            println!(
-                "           trace: {}  (tables: {})",
-                json.display(),
-                text.display()
-            );
+            println!("  trace: {}", json.display());
+            println!("  every step with tables: {}", text.display());
         }
     }
 }

@@ -92,7 +92,9 @@ fn a_violation_exits_1_and_writes_trace_and_tables() {
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/configs/recreate.json");
     let (code, out, _) = rsmc(&["check", "--config", config, "--out", dir.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("status consistent"), "{out}");
+    assert!(out.contains("violation: status consistent"), "{out}");
+    assert!(out.contains("violating step:"), "{out}");
+    assert!(out.contains("user: kubectl delete rs/frontend"), "{out}");
     let json = dir.join("k8s-1.20-status-consistent.trace.json");
     let trace: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

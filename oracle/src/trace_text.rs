@@ -25,3 +25,31 @@ pub fn render(trace: &Trace) -> String {
     }
     out
 }
+
+/// A short counterexample for a terminal: the environment's moves, the step that broke the
+/// property, and the cluster right after it. The full trace has every step.
+pub fn summary(trace: &Trace) -> String {
+    let env_steps: Vec<&crate::trace::Step> = trace
+        .steps
+        .iter()
+        .filter(|s| s.actor == crate::trace::Actor::Environment)
+        .collect();
+    let mut out = format!(
+        "{} steps, {} by the environment\n",
+        trace.steps.len(),
+        env_steps.len()
+    );
+    out.push_str("environment:\n");
+    for s in &env_steps {
+        out.push_str(&format!("  step {:>3}  {}\n", s.index, s.description));
+    }
+    if let Some(last) = trace.steps.last() {
+        out.push_str("violating step:\n");
+        out.push_str(&format!("  step {:>3}  {}\n", last.index, last.description));
+        out.push_str("cluster after it:\n");
+        for line in crate::render::tables(&last.objects).lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    out
+}
