@@ -112,7 +112,7 @@ impl ApiServer {
                 }
                 let mut new = old.clone();
                 new.status = status.clone();
-                Ok(self.write_replicaset(old, Some(new)))
+                Ok(self.write(Some(old), Some(new)))
             }
             Request::DeleteReplicaSet { name, options } => self.delete_replicaset(name, options),
             Request::RemoveFinalizer { name, finalizer } => {
@@ -129,7 +129,7 @@ impl ApiServer {
                 // store.go `Update`: an object with a deletionTimestamp and no finalizers left
                 // is deleted by the update that removes the last one.
                 let gone = new.meta.is_deleting() && new.meta.finalizers.is_empty();
-                Ok(self.write_replicaset(old, (!gone).then_some(new)))
+                Ok(self.write(Some(old), (!gone).then_some(new)))
             }
             Request::CreatePod(pod) => self.create_pod(pod.clone()),
             Request::PatchPodOwnerReferences { name, uid, patch } => {
@@ -157,19 +157,19 @@ impl ApiServer {
                 if !errs.is_empty() {
                     return Err(ApiError::invalid("Pod", name, &errs));
                 }
-                Ok(self.write_pod(old, Some(new)))
+                Ok(self.write(Some(old), Some(new)))
             }
             Request::SetPodLabels { name, labels } => {
                 let old = Pod::clone(self.pod(name)?);
                 let mut new = old.clone();
                 new.meta.labels = labels.clone();
-                Ok(self.write_pod(old, Some(new)))
+                Ok(self.write(Some(old), Some(new)))
             }
             Request::BindPod { name, node } => {
                 let old = Pod::clone(self.pod(name)?);
                 let mut new = old.clone();
                 new.node_name = Some(node.clone());
-                Ok(self.write_pod(old, Some(new)))
+                Ok(self.write(Some(old), Some(new)))
             }
             Request::SetPodStatus { name, phase, ready } => {
                 let old = Pod::clone(self.pod(name)?);
@@ -181,7 +181,7 @@ impl ApiServer {
                     (true, None) => Some(self.rv + 1),
                 };
                 new.available = *ready;
-                Ok(self.write_pod(old, Some(new)))
+                Ok(self.write(Some(old), Some(new)))
             }
             Request::DeletePod { name, options } => self.delete_pod(name, options),
             Request::FinishPodDeletion { name } => {
@@ -189,7 +189,7 @@ impl ApiServer {
                 if !old.meta.is_deleting() {
                     return Err(ApiError::not_found(PODS, name));
                 }
-                Ok(self.write_pod(old, None))
+                Ok(self.write(Some(old), None))
             }
         }
     }
@@ -206,65 +206,29 @@ impl ApiServer {
             .ok_or_else(|| ApiError::not_found(PODS, name))
     }
 
-    fn write_replicaset(&mut self, old: ReplicaSet, new: Option<ReplicaSet>) -> Response {
-        let name = old.meta.name.clone();
-        let uid = old.meta.uid;
+    /// The one write path: store `new` (or remove `old` when `new` is `None`), stamp the new
+    /// revision, and log the change. A create is a write with no `old`.
+    fn write<T: Stored>(&mut self, old: Option<T>, new: Option<T>) -> Response {
         let rv = self.rv + 1;
+        let before = old.map(Arc::new);
         match new {
             Some(mut new) => {
-                new.meta.resource_version = rv;
+                new.meta_mut().resource_version = rv;
+                let (name, uid) = (new.meta().name.clone(), new.meta().uid);
                 let new = Arc::new(new);
-                self.replicasets.insert(name.clone(), new.clone());
-                self.commit(
-                    &name,
-                    Change::ReplicaSet {
-                        before: Some(Arc::new(old)),
-                        after: Some(new),
-                    },
-                );
+                T::store(self).insert(name.clone(), new.clone());
+                self.commit(&name, T::change(before, Some(new)));
                 Response::Written { rv, name, uid }
             }
             None => {
-                self.replicasets.remove(&name);
-                self.commit(
-                    &name,
-                    Change::ReplicaSet {
-                        before: Some(Arc::new(old)),
-                        after: None,
-                    },
-                );
-                Response::Deleted { rv }
-            }
-        }
-    }
-
-    fn write_pod(&mut self, old: Pod, new: Option<Pod>) -> Response {
-        let name = old.meta.name.clone();
-        let uid = old.meta.uid;
-        let rv = self.rv + 1;
-        match new {
-            Some(mut new) => {
-                new.meta.resource_version = rv;
-                let new = Arc::new(new);
-                self.pods.insert(name.clone(), new.clone());
-                self.commit(
-                    &name,
-                    Change::Pod {
-                        before: Some(Arc::new(old)),
-                        after: Some(new),
-                    },
-                );
-                Response::Written { rv, name, uid }
-            }
-            None => {
-                self.pods.remove(&name);
-                self.commit(
-                    &name,
-                    Change::Pod {
-                        before: Some(Arc::new(old)),
-                        after: None,
-                    },
-                );
+                let name = before
+                    .as_ref()
+                    .expect("a removal has an old object")
+                    .meta()
+                    .name
+                    .clone();
+                T::store(self).remove(&name);
+                self.commit(&name, T::change(before, None));
                 Response::Deleted { rv }
             }
         }
@@ -282,17 +246,7 @@ impl ApiServer {
         // strategy.go `PrepareForCreate`: generation starts at 1, status is cleared.
         rs.meta.generation = 1;
         rs.status = Default::default();
-        let (name, uid) = (rs.meta.name.clone(), rs.meta.uid);
-        let rs = Arc::new(rs);
-        self.replicasets.insert(name.clone(), rs.clone());
-        let rv = self.commit(
-            &name,
-            Change::ReplicaSet {
-                before: None,
-                after: Some(rs),
-            },
-        );
-        Ok(Response::Written { rv, name, uid })
+        Ok(self.write(None, Some(rs)))
     }
 
     /// PUT of the spec (also the scale subresource). strategy.go `PrepareForUpdate`: status is
@@ -312,7 +266,7 @@ impl ApiServer {
         if new.spec != old.spec {
             new.meta.generation += 1;
         }
-        Ok(self.write_replicaset(old, Some(new)))
+        Ok(self.write(Some(old), Some(new)))
     }
 
     /// store.go `Delete` for a ReplicaSet. The policy comes from the options, else from an
@@ -350,7 +304,7 @@ impl ApiServer {
             Propagation::Background => {}
         }
         if new.meta.finalizers.is_empty() {
-            return Ok(self.write_replicaset(old, None));
+            return Ok(self.write(Some(old), None));
         }
         if new.meta.deletion_timestamp.is_none() {
             new.meta.deletion_timestamp = Some(self.rv + 1);
@@ -358,7 +312,7 @@ impl ApiServer {
         if new == old {
             return Ok(Response::DeletionStarted { rv: self.rv });
         }
-        self.write_replicaset(old, Some(new));
+        self.write(Some(old), Some(new));
         Ok(Response::DeletionStarted { rv: self.rv })
     }
 
@@ -372,7 +326,7 @@ impl ApiServer {
             }
         }
         if !old.deletes_gracefully() {
-            return Ok(self.write_pod(old, None));
+            return Ok(self.write(Some(old), None));
         }
         if old.meta.is_deleting() {
             // A second graceful delete changes nothing the model observes.
@@ -380,7 +334,7 @@ impl ApiServer {
         }
         let mut new = old.clone();
         new.meta.deletion_timestamp = Some(self.rv + 1);
-        self.write_pod(old, Some(new));
+        self.write(Some(old), Some(new));
         Ok(Response::DeletionStarted { rv: self.rv })
     }
 
@@ -397,16 +351,44 @@ impl ApiServer {
             return Err(ApiError::already_exists(PODS, &pod.meta.name));
         }
         self.new_identity(&mut pod.meta);
-        let (name, uid) = (pod.meta.name.clone(), pod.meta.uid);
-        let pod = Arc::new(pod);
-        self.pods.insert(name.clone(), pod.clone());
-        let rv = self.commit(
-            &name,
-            Change::Pod {
-                before: None,
-                after: Some(pod),
-            },
-        );
-        Ok(Response::Written { rv, name, uid })
+        Ok(self.write(None, Some(pod)))
+    }
+}
+
+/// The stored kinds, so that one write path serves both.
+trait Stored: Sized {
+    fn meta(&self) -> &Meta;
+    fn meta_mut(&mut self) -> &mut Meta;
+    fn store(api: &mut ApiServer) -> &mut View<Self>;
+    fn change(before: Option<Arc<Self>>, after: Option<Arc<Self>>) -> Change;
+}
+
+impl Stored for ReplicaSet {
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
+    fn store(api: &mut ApiServer) -> &mut View<Self> {
+        &mut api.replicasets
+    }
+    fn change(before: Option<Arc<Self>>, after: Option<Arc<Self>>) -> Change {
+        Change::ReplicaSet { before, after }
+    }
+}
+
+impl Stored for Pod {
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
+    fn store(api: &mut ApiServer) -> &mut View<Self> {
+        &mut api.pods
+    }
+    fn change(before: Option<Arc<Self>>, after: Option<Arc<Self>>) -> Change {
+        Change::Pod { before, after }
     }
 }

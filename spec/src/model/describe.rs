@@ -1,6 +1,6 @@
 //! Step descriptions for people: what a step did, in API terms.
 
-use super::action::{Action, Watcher};
+use super::action::Action;
 use super::state::State;
 use super::RsModel;
 use crate::api::{Change, EventType};
@@ -52,8 +52,7 @@ impl RsModel {
                         };
                         format!(
                             "{}: watch delivers {ty} {what}/{} (revision {rv})",
-                            watcher_name(*watcher),
-                            e.name
+                            watcher, e.name
                         )
                     }
                     None => action.to_string(),
@@ -62,8 +61,4 @@ impl RsModel {
             _ => action.to_string(),
         }
     }
-}
-
-fn watcher_name(w: Watcher) -> String {
-    w.to_string()
 }

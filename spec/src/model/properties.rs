@@ -67,17 +67,6 @@ pub const NO_CREATE_WHILE_DELETING: &str =
 /// observedGeneration ≤ generation.
 pub const STATUS_CONSISTENT: &str = "status consistent";
 
-/// The action properties, whose violations the steps record.
-pub const ACTION_PROPERTIES: [&str; 7] = [
-    NO_DOUBLE_COUNT,
-    ADOPTION_RULES,
-    NO_OVER_CREATION,
-    NO_CREATE_WHILE_DELETING,
-    DELETE_ONLY_CONTROLLED,
-    GC_DELETES_ONLY_DEPENDENTS_OF_GONE,
-    ORPHAN_KEEPS_DEPENDENTS,
-];
-
 /// Coverage: a bare pod is controlled by a ReplicaSet (adopted).
 pub const REACH_ADOPTION: &str = "reached: a bare pod is adopted";
 /// Coverage: a pod the controller created has no owner (released or orphaned).

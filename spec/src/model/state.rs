@@ -74,12 +74,9 @@ impl ControllerState {
 
     /// Sort the worker slots so that equal sets of in-flight syncs are equal states.
     pub fn canonicalize(&mut self) {
-        self.workers.sort_by(|a, b| match (a, b) {
-            (Some(x), Some(y)) => x.cmp(y),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => std::cmp::Ordering::Equal,
-        });
+        // Busy slots first (`false < true`), then by task.
+        self.workers
+            .sort_by(|a, b| (a.is_none(), a).cmp(&(b.is_none(), b)));
     }
 }
 

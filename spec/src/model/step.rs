@@ -221,8 +221,10 @@ impl RsModel {
                         old => h.replicaset(old.map(|o| &**o), Some(cur)),
                     }
                 }
-                for (name, old) in old_rs.iter().filter(|(k, _)| !new_rs.contains_key(*k)) {
-                    let _ = name;
+                for old in old_rs
+                    .values()
+                    .filter(|o| !new_rs.contains_key(&o.meta.name))
+                {
                     h.replicaset(Some(old), None);
                 }
                 for (name, cur) in &n.api.pods {
