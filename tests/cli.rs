@@ -103,7 +103,7 @@ fn a_violation_exits_1_and_writes_trace_and_tables() {
     let env = trace["environment"].as_array().unwrap();
     assert!(
         env.iter().any(|a| a.get("DeleteReplicaSet").is_some())
-            && env.iter().any(|a| a.get("CreateReplicaSet").is_some()),
+            && env.iter().any(|a| a.get("ApplyReplicaSet").is_some()),
         "the recreate race needs a delete and a create: {env:?}"
     );
     // The file is the documented schema: it parses back into the oracle's `Trace`, and its

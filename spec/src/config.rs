@@ -80,6 +80,10 @@ pub struct Environment {
     pub create_failures: u32,
     /// A second controller instance may run alongside the first for a while (leader handover).
     pub second_leader: bool,
+    /// Seconds that may pass. Timestamps are whole seconds, so without ticks every pod is
+    /// created (and turns ready) in the same second and the ranking's time rules all tie.
+    #[serde(default)]
+    pub ticks: u32,
 }
 
 /// The controller's own settings.
@@ -288,10 +292,13 @@ impl Config {
                 "relabelPod needs at least one label set".into(),
             );
         }
-        if self.controller.workers == 0 || self.controller.workers > 4 {
+        if self.controller.workers == 0 || self.controller.workers > 5 {
             return fail(
                 "controller.workers".into(),
-                format!("expected 1 to 4 workers, got {}", self.controller.workers),
+                format!(
+                    "expected 1 to 5 workers (kube-controller-manager runs 5), got {}",
+                    self.controller.workers
+                ),
             );
         }
         if self.controller.burst_replicas == 0 {
@@ -333,7 +340,7 @@ mod tests {
         let err = Config::from_json("c.json", r#"{"controller": {"workers": 0}}"#).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "c.json: field `controller.workers`: expected 1 to 4 workers, got 0"
+            "c.json: field `controller.workers`: expected 1 to 5 workers (kube-controller-manager runs 5), got 0"
         );
         let err = Config::from_json("c.json", r#"{"informer": {"maxLag": 0}}"#).unwrap_err();
         assert!(err.to_string().contains("`informer.maxLag`"), "{err}");

@@ -421,7 +421,13 @@ fn generated_pod_names_and_fresh_identity() {
     assert!(a.meta.name.starts_with("web-") && b.meta.name.starts_with("web-"));
     assert_ne!(a.meta.name, b.meta.name);
     assert_ne!(a.meta.uid, b.meta.uid);
-    assert_eq!(a.meta.created, a.meta.resource_version);
+    // creationTimestamp is the API server's clock, in whole seconds: the same second for both
+    // until a second passes.
+    assert_eq!((a.meta.created, b.meta.created), (0, 0));
+    api.tick();
+    let mut later = rsmc_spec::object::Pod::new("", labels(&[("app", "web")]));
+    later.meta.generate_name = Some("web-".into());
+    assert_eq!(create_pod(&mut api, later).meta.created, 1);
     // Neither name nor generateName: rejected.
     let err = api
         .apply(&Request::CreatePod(rsmc_spec::object::Pod::new(

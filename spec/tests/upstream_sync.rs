@@ -172,6 +172,9 @@ fn scale_down_deletes_the_ranked_victims_and_expects_their_deletion() {
                     ready: true,
                 },
             );
+            // Timestamps are whole seconds: without a second between them the pods would be
+            // created and turn ready at the same time, and every time rule would tie.
+            api.tick();
         }
         // "b" loses readiness: it goes first; the second victim is any of the equal others
         // under upstream, the most recently ready ("c") under 1.20.

@@ -11,7 +11,7 @@ use super::log::{rewind, Change, Event, Kind, View};
 use super::names;
 use super::request::{DeleteOptions, OwnerRefPatch, Propagation, Request, Response};
 use super::validation;
-use crate::object::{Finalizer, Meta, Pod, ReplicaSet, Rv};
+use crate::object::{Finalizer, Meta, Pod, ReplicaSet, Rv, Seconds};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -25,6 +25,10 @@ pub struct ApiServer {
     pub rv: Rv,
     /// The last UID handed out.
     pub last_uid: u32,
+    /// The wall clock, in whole seconds: what `creationTimestamp` and condition transition
+    /// times are stamped with. The model has no time otherwise; only [`ApiServer::tick`]
+    /// advances it, so everything between two ticks happens within one second.
+    pub now: Seconds,
     pub replicasets: View<ReplicaSet>,
     pub pods: View<Pod>,
     /// Events newer than the lowest position any watcher still needs, oldest first.
@@ -81,9 +85,14 @@ impl ApiServer {
     fn new_identity(&mut self, meta: &mut Meta) {
         self.last_uid += 1;
         meta.uid = self.last_uid;
-        meta.created = self.rv + 1;
+        meta.created = self.now;
         meta.resource_version = self.rv + 1;
         meta.deletion_timestamp = None;
+    }
+
+    /// A second passes. No object changes and no event is logged.
+    pub fn tick(&mut self) {
+        self.now += 1;
     }
 
     /// Apply one request.
@@ -178,7 +187,7 @@ impl ApiServer {
                 new.ready_since = match (*ready, old.ready_since) {
                     (false, _) => None,
                     (true, Some(since)) => Some(since),
-                    (true, None) => Some(self.rv + 1),
+                    (true, None) => Some(self.now),
                 };
                 new.available = *ready;
                 Ok(self.write(Some(old), Some(new)))

@@ -26,7 +26,8 @@ fn phase_ordinal(phase: PodPhase) -> u8 {
 }
 
 /// A pod's position in the ranking; smaller sorts first (deleted first). Pods with equal keys
-/// are ties. Times are revisions; a time that a profile compares in log buckets (upstream's
+/// are ties. Times are whole seconds, so pods created (or turned ready) in the same second
+/// tie, as they do upstream; a time that a profile compares in log buckets (upstream's
 /// LogarithmicScaleDown, with a random-UID tie-break) is left out of the key: every order is
 /// possible.
 pub type RankKey = (
@@ -37,7 +38,7 @@ pub type RankKey = (
     Reverse<usize>,       // co-located related pods (more first)
     Reverse<Option<u32>>, // ready since (more recent first; only both-ready pods differ)
     Reverse<u32>,         // restarts (more first)
-    Reverse<u32>,         // creation revision (newer first)
+    Reverse<u32>,         // creation second (newer first)
 );
 
 /// The rank key of `pod`, given how many active related pods share its node.

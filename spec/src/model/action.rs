@@ -2,8 +2,10 @@
 
 use crate::api::{Kind, Propagation};
 use crate::gc::GcWork;
+use crate::object::{render_labels_compact, Labels, Pod, ReplicaSet};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 
 /// Whose informer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -16,8 +18,10 @@ pub enum Watcher {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Action {
     // --- the user (environment) ---
-    CreateReplicaSet {
-        name: String,
+    /// `kubectl apply -f` of a ReplicaSet manifest: creates it, or, when one of that name
+    /// exists, replaces its spec and labels.
+    ApplyReplicaSet {
+        replicaset: Arc<ReplicaSet>,
     },
     ScaleReplicaSet {
         name: String,
@@ -27,12 +31,16 @@ pub enum Action {
         name: String,
         propagation: Propagation,
     },
-    CreatePod {
-        name: String,
+    /// `kubectl apply -f` of a bare pod's manifest: creates it (when one of that name exists,
+    /// only its labels can change, as the API allows).
+    ApplyPod {
+        pod: Arc<Pod>,
     },
-    RelabelPod {
+    /// `kubectl label pod/<name> k=v … k- … --overwrite`: set some labels, remove others.
+    LabelPod {
         name: String,
-        labels: String,
+        set: Labels,
+        remove: Vec<String>,
     },
     DeletePod {
         name: String,
@@ -54,7 +62,9 @@ pub enum Action {
     FinishPodDeletion {
         name: String,
     },
-    // --- faults and timers (environment) ---
+    // --- time, faults and timers (environment) ---
+    /// A second passes on the API server's clock (timestamps are whole seconds).
+    Tick,
     CrashController {
         controller: u8,
     },
@@ -67,6 +77,12 @@ pub enum Action {
     },
     StartSecondLeader,
     StopFirstLeader,
+    // --- a scripted environment (scenarios) ---
+    /// The user lists the pods the current scenario step acts on (`kubectl get pods -l …`);
+    /// the step then acts on each of them in any order.
+    ListPods,
+    /// The scenario waits until no system move is enabled.
+    Settle,
     // --- the system ---
     Deliver {
         watcher: Watcher,
@@ -110,6 +126,22 @@ impl Action {
     }
 }
 
+impl Action {
+    /// The pod a per-pod environment move acts on.
+    pub fn pod_name(&self) -> Option<&str> {
+        match self {
+            Action::DeletePod { name }
+            | Action::LabelPod { name, .. }
+            | Action::SchedulePod { name, .. }
+            | Action::PodReady { name }
+            | Action::PodUnready { name }
+            | Action::PodFailed { name }
+            | Action::FinishPodDeletion { name } => Some(name),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Watcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -123,7 +155,9 @@ impl fmt::Display for Action {
     /// A one-line description, in kubectl terms where the step is a user's.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Action::CreateReplicaSet { name } => write!(f, "user: kubectl apply -f {name}.yaml"),
+            Action::ApplyReplicaSet { replicaset } => {
+                write!(f, "user: kubectl apply -f {}.yaml", replicaset.meta.name)
+            }
             Action::ScaleReplicaSet { name, replicas } => {
                 write!(f, "user: kubectl scale rs/{name} --replicas={replicas}")
             }
@@ -132,11 +166,22 @@ impl fmt::Display for Action {
                 "user: kubectl delete rs/{name} --cascade={}",
                 propagation.cascade_flag()
             ),
-            Action::CreatePod { name } => {
-                write!(f, "user: kubectl apply -f {name}.yaml (bare pod)")
+            Action::ApplyPod { pod } => {
+                write!(f, "user: kubectl apply -f {}.yaml (bare pod", pod.meta.name)?;
+                match &pod.node_name {
+                    Some(node) => write!(f, " on {node})"),
+                    None => f.write_str(")"),
+                }
             }
-            Action::RelabelPod { name, labels } => {
-                write!(f, "user: kubectl label pod/{name} {labels} --overwrite")
+            Action::LabelPod { name, set, remove } => {
+                write!(f, "user: kubectl label pod/{name}")?;
+                if !set.is_empty() {
+                    write!(f, " {}", render_labels_compact(set))?;
+                }
+                for key in remove {
+                    write!(f, " {key}-")?;
+                }
+                f.write_str(" --overwrite")
             }
             Action::DeletePod { name } => write!(f, "user: kubectl delete pod/{name}"),
             Action::SchedulePod { name, node } => write!(f, "scheduler: bind pod/{name} to {node}"),
@@ -146,6 +191,7 @@ impl fmt::Display for Action {
             Action::FinishPodDeletion { name } => {
                 write!(f, "kubelet: pod/{name} terminated, deletion completes")
             }
+            Action::Tick => f.write_str("time: a second passes"),
             Action::CrashController { controller } => {
                 write!(
                     f,
@@ -161,6 +207,8 @@ impl fmt::Display for Action {
                 f.write_str("fault: replicaset-controller#1 starts while #0 still runs")
             }
             Action::StopFirstLeader => f.write_str("fault: replicaset-controller#0 steps down"),
+            Action::ListPods => f.write_str("user: lists the pods the next step acts on"),
+            Action::Settle => f.write_str("settle: wait until nothing in the cluster moves"),
             Action::Deliver { watcher, kind } => {
                 write!(f, "{watcher}: watch delivers a {kind:?} event")
             }

@@ -1,16 +1,25 @@
 //! Which actions are enabled in a state.
 
 use super::action::{Action, Watcher};
+use super::script::{Script, ScriptStep};
 use super::state::State;
 use super::RsModel;
 use crate::api::Kind;
 use crate::controller::Pending;
 use crate::gc;
-use crate::object::render_labels_compact;
+use crate::object::Pod;
+use std::sync::Arc;
 
 impl RsModel {
     pub(super) fn enabled(&self, s: &State, out: &mut Vec<Action>) {
         let writes = s.writes_allowed(self.config.informer.max_lag);
+        if let Some(script) = &self.script {
+            let before = out.len();
+            self.system_moves(s, writes, out);
+            let quiescent = out.len() == before;
+            self.scripted_moves(script, s, writes, quiescent, out);
+            return;
+        }
         if writes && s.budget.steps > 0 {
             self.user_moves(s, out);
             self.kubelet_moves(s, out);
@@ -19,13 +28,45 @@ impl RsModel {
         self.system_moves(s, writes, out);
     }
 
+    /// The scripted environment's next move: the current step's, when it may happen. Writes
+    /// wait, as a free environment's do, until every informer is within the lag bound.
+    fn scripted_moves(
+        &self,
+        script: &Script,
+        s: &State,
+        writes: bool,
+        quiescent: bool,
+        out: &mut Vec<Action>,
+    ) {
+        match script.steps.get(s.script.step as usize) {
+            None => {}
+            Some(ScriptStep::Settle) => {
+                if quiescent {
+                    out.push(Action::Settle);
+                }
+            }
+            Some(ScriptStep::Move(action)) => {
+                if writes {
+                    out.push(action.clone());
+                }
+            }
+            Some(ScriptStep::Pods { action, .. }) => match &s.script.selected {
+                None => out.push(Action::ListPods),
+                Some(selected) if writes => {
+                    out.extend(selected.pods.iter().map(|p| action.on(p)));
+                }
+                Some(_) => {}
+            },
+        }
+    }
+
     fn user_moves(&self, s: &State, out: &mut Vec<Action>) {
         let env = &self.config.environment;
         for decl in &self.config.replicasets {
             let live = s.api.replicasets.get(&decl.name);
             match live {
-                None if env.create_replica_set => out.push(Action::CreateReplicaSet {
-                    name: decl.name.clone(),
+                None if env.create_replica_set => out.push(Action::ApplyReplicaSet {
+                    replicaset: Arc::new(decl.object()),
                 }),
                 Some(rs) if !rs.meta.is_deleting() => {
                     if env.scale {
@@ -53,22 +94,30 @@ impl RsModel {
                 .iter()
                 .filter(|d| !s.api.pods.contains_key(&d.name))
             {
-                out.push(Action::CreatePod {
-                    name: decl.name.clone(),
+                out.push(Action::ApplyPod {
+                    pod: Arc::new(Pod::new(&decl.name, decl.labels.clone())),
                 });
             }
         }
         for pod in s.api.pods.values().filter(|p| !p.meta.is_deleting()) {
             if env.relabel_pod {
+                // Relabelling to a set replaces the pod's labels: keys outside the set go.
                 for set in self
                     .config
                     .relabel_to
                     .iter()
                     .filter(|l| **l != pod.meta.labels)
                 {
-                    out.push(Action::RelabelPod {
+                    out.push(Action::LabelPod {
                         name: pod.meta.name.clone(),
-                        labels: render_labels_compact(set),
+                        set: set.clone(),
+                        remove: pod
+                            .meta
+                            .labels
+                            .keys()
+                            .filter(|k| !set.contains_key(*k))
+                            .cloned()
+                            .collect(),
                     });
                 }
             }
@@ -114,6 +163,9 @@ impl RsModel {
     }
 
     fn fault_moves(&self, s: &State, out: &mut Vec<Action>) {
+        if s.budget.ticks > 0 {
+            out.push(Action::Tick);
+        }
         for (i, c) in s.controllers.iter().enumerate().filter(|(_, c)| c.running) {
             let controller = i as u8;
             if s.budget.crashes > 0 {
@@ -149,7 +201,7 @@ impl RsModel {
         }
     }
 
-    fn system_moves(&self, s: &State, writes: bool, out: &mut Vec<Action>) {
+    pub(super) fn system_moves(&self, s: &State, writes: bool, out: &mut Vec<Action>) {
         for w in self.watchers(s) {
             let at = self.position(s, w);
             for kind in [Kind::ReplicaSet, Kind::Pod] {

@@ -6,10 +6,12 @@ pub mod action;
 mod describe;
 mod enabled;
 pub mod properties;
+pub mod script;
 pub mod state;
 mod step;
 
 pub use action::{Action, Watcher};
+pub use script::{PodAction, PodSelection, PodSet, Script, ScriptPos, ScriptStep};
 pub use state::{Budget, ControllerState, Ghost, Positions, State};
 
 use crate::api::{ApiServer, Request};
@@ -17,6 +19,7 @@ use crate::config::Config;
 use crate::object::Pod;
 use crate::profile::{Profile, Semantics};
 use stateright::{Model, Property};
+use std::sync::Arc;
 
 /// The model of one configuration under one profile.
 #[derive(Clone, Debug)]
@@ -24,6 +27,9 @@ pub struct RsModel {
     pub config: Config,
     pub profile: Profile,
     pub sem: Semantics,
+    /// A scripted environment (a scenario), or `None` for a free model check within the
+    /// configuration's budgets.
+    pub script: Option<Arc<Script>>,
 }
 
 impl RsModel {
@@ -32,18 +38,37 @@ impl RsModel {
             config,
             profile,
             sem: profile.semantics(),
+            script: None,
         }
     }
 
+    /// A model whose environment does exactly what `script` says, from an empty cluster. The
+    /// configuration supplies the controller's settings and the informer bound; its
+    /// declarations and budgets are not used.
+    pub fn scripted(config: Config, profile: Profile, script: Script) -> Result<Self, String> {
+        script.validate()?;
+        Ok(RsModel {
+            script: Some(Arc::new(script)),
+            ..RsModel::new(config, profile)
+        })
+    }
+
     /// The cluster the configuration starts from: objects marked `existsAtStart` have been
-    /// created, and no watcher has delivered anything yet.
+    /// created, and no watcher has delivered anything yet. A scripted run starts empty.
     pub fn initial_state(&self) -> State {
         let mut api = ApiServer::default();
+        let scripted = self.script.is_some();
         for decl in self.config.replicasets.iter().filter(|d| d.exists_at_start) {
+            if scripted {
+                break;
+            }
             api.apply(&Request::CreateReplicaSet(decl.object()))
                 .expect("validated configuration");
         }
         for decl in self.config.pods.iter().filter(|d| d.exists_at_start) {
+            if scripted {
+                break;
+            }
             api.apply(&Request::CreatePod(Pod::new(
                 &decl.name,
                 decl.labels.clone(),
@@ -60,16 +85,37 @@ impl RsModel {
             api,
             controllers,
             gc: Positions::default(),
-            budget: Budget {
-                steps: env.steps as u8,
-                crashes: env.crashes as u8,
-                expiries: env.expectation_expiries as u8,
-                relists: env.relists as u8,
-                create_failures: env.create_failures as u8,
-                handovers: env.second_leader as u8,
+            budget: match &self.script {
+                Some(script) => Budget {
+                    create_failures: script.create_failures as u8,
+                    ..Budget::default()
+                },
+                None => Budget {
+                    steps: env.steps as u8,
+                    crashes: env.crashes as u8,
+                    expiries: env.expectation_expiries as u8,
+                    relists: env.relists as u8,
+                    create_failures: env.create_failures as u8,
+                    handovers: env.second_leader as u8,
+                    ticks: env.ticks as u8,
+                },
             },
             ghost: Ghost::default(),
+            script: ScriptPos::default(),
         }
+    }
+
+    /// Whether no system move is enabled in `s`: every informer has delivered everything, no
+    /// key is queued, no sync is under way and the garbage collector has nothing to do. This
+    /// is what a scenario's `settle` waits for.
+    pub fn is_quiescent(&self, s: &State) -> bool {
+        let mut moves = Vec::new();
+        self.system_moves(
+            s,
+            s.writes_allowed(self.config.informer.max_lag),
+            &mut moves,
+        );
+        moves.is_empty()
     }
 }
 

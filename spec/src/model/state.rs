@@ -1,6 +1,7 @@
 //! The model's state: the API server, the controller instances, the garbage collector, what
 //! the environment may still do, and ghost records for the action properties.
 
+use super::script::ScriptPos;
 use crate::api::{ApiServer, Kind, View};
 use crate::controller::{Expectations, SyncTask, WorkQueue};
 use crate::object::{Pod, ReplicaSet, Rv, Uid};
@@ -89,6 +90,7 @@ pub struct Budget {
     pub relists: u8,
     pub create_failures: u8,
     pub handovers: u8,
+    pub ticks: u8,
 }
 
 /// Ghost records: facts about the past that the action properties need. They change only when
@@ -114,6 +116,8 @@ pub struct State {
     pub gc: Positions,
     pub budget: Budget,
     pub ghost: Ghost,
+    /// Where a scripted environment is (always the default in a free model check).
+    pub script: ScriptPos,
 }
 
 impl State {
@@ -149,7 +153,8 @@ impl State {
     }
 
     /// Bring the state to its canonical form after a step: drop log entries no one needs,
-    /// sort worker slots, forget ghost counts of ReplicaSets that are gone.
+    /// sort worker slots, forget ghost counts of ReplicaSets that are gone and selected pods
+    /// that are gone.
     pub fn canonicalize(&mut self) {
         let floor = self
             .positions_in_use()
@@ -162,6 +167,8 @@ impl State {
         }
         let live: BTreeSet<Uid> = self.api.replicasets.values().map(|r| r.meta.uid).collect();
         self.ghost.counted.retain(|uid, _| live.contains(uid));
+        let pods = &self.api.pods;
+        self.script.normalise(|p| pods.contains_key(p));
     }
 
     /// Active pods controlled by the ReplicaSet with `uid`, live.

@@ -2,27 +2,81 @@
 
 use super::action::{Action, Watcher};
 use super::properties as prop;
+use super::script::{Script, ScriptStep};
 use super::state::{ControllerState, Positions, State};
 use super::RsModel;
 use crate::api::{ApiError, DeleteOptions, Kind, Propagation, Reason, Request, Response};
 use crate::controller::{begin, Begin, Handlers, Pending, SyncTask, SyncView};
 use crate::gc;
-use crate::object::{render_labels_compact, Pod, PodPhase, ReplicaSet};
+use crate::object::{Pod, PodPhase, ReplicaSet};
 
 impl RsModel {
     /// The successor of `s` under `action`; `None` when the action changes nothing.
     pub(super) fn step(&self, s: &State, action: &Action) -> Option<State> {
         let mut n = s.clone();
-        if action.is_environment() {
-            self.charge(&mut n, action);
-        }
-        match action {
-            Action::CreateReplicaSet { name } => {
-                let decl = self.config.replicasets.iter().find(|d| &d.name == name)?;
-                n.api
-                    .apply(&Request::CreateReplicaSet(decl.object()))
-                    .ok()?;
+        match (&self.script, action.is_environment()) {
+            (Some(script), true) => self.scripted_step(script, &mut n, action),
+            (None, true) => {
+                self.charge(&mut n, action);
+                self.environment(&mut n, action)?;
             }
+            (_, false) => self.system(&mut n, action)?,
+        }
+        n.canonicalize();
+        (n != *s).then_some(n)
+    }
+
+    /// A scripted environment's move: take it and move the script on. A command that fails at
+    /// the API server (scaling a ReplicaSet that is gone, labelling a pod that was deleted)
+    /// changes nothing, as it would on a cluster, and the script still moves on.
+    fn scripted_step(&self, script: &Script, n: &mut State, action: &Action) {
+        let step = script.steps.get(n.script.step as usize);
+        match (action, step) {
+            (Action::ListPods, Some(ScriptStep::Pods { pods, .. })) => {
+                let selected = pods.evaluate(&n.api.replicasets, &n.api.pods);
+                n.script.select(selected);
+            }
+            (_, Some(ScriptStep::Pods { .. })) => {
+                let _ = self.environment(n, action);
+                if let Some(pod) = action.pod_name() {
+                    n.script.acted_on(pod);
+                }
+            }
+            _ => {
+                let _ = self.environment(n, action);
+                n.script.advance();
+            }
+        }
+    }
+
+    /// What an environment move does; `None` when the API server refuses it.
+    fn environment(&self, n: &mut State, action: &Action) -> Option<()> {
+        match action {
+            Action::ApplyReplicaSet { replicaset } => {
+                let request = if n.api.replicasets.contains_key(&replicaset.meta.name) {
+                    // kubectl apply of an existing object: a patch of its spec and labels,
+                    // with no resourceVersion precondition.
+                    Request::ReplaceReplicaSet(ReplicaSet::clone(replicaset))
+                } else {
+                    Request::CreateReplicaSet(ReplicaSet::clone(replicaset))
+                };
+                n.api.apply(&request).ok()?;
+            }
+            Action::ApplyPod { pod } => match n.api.pods.get(&pod.meta.name) {
+                // A pod's spec is immutable: re-applying its manifest can change its labels.
+                Some(live) if live.meta.labels != pod.meta.labels => {
+                    n.api
+                        .apply(&Request::SetPodLabels {
+                            name: pod.meta.name.clone(),
+                            labels: pod.meta.labels.clone(),
+                        })
+                        .ok()?;
+                }
+                Some(_) => return None,
+                None => {
+                    n.api.apply(&Request::CreatePod(Pod::clone(pod))).ok()?;
+                }
+            },
             Action::ScaleReplicaSet { name, replicas } => {
                 n.api
                     .apply(&Request::ScaleReplicaSet {
@@ -53,25 +107,14 @@ impl RsModel {
                     })
                     .ok()?;
             }
-            Action::CreatePod { name } => {
-                let decl = self.config.pods.iter().find(|d| &d.name == name)?;
-                n.api
-                    .apply(&Request::CreatePod(Pod::new(
-                        &decl.name,
-                        decl.labels.clone(),
-                    )))
-                    .ok()?;
-            }
-            Action::RelabelPod { name, labels } => {
-                let set = self
-                    .config
-                    .relabel_to
-                    .iter()
-                    .find(|l| &render_labels_compact(l) == labels)?;
+            Action::LabelPod { name, set, remove } => {
+                let mut labels = n.api.pods.get(name)?.meta.labels.clone();
+                labels.retain(|k, _| !remove.contains(k));
+                labels.extend(set.clone());
                 n.api
                     .apply(&Request::SetPodLabels {
                         name: name.clone(),
-                        labels: set.clone(),
+                        labels,
                     })
                     .ok()?;
             }
@@ -91,39 +134,50 @@ impl RsModel {
                     })
                     .ok()?;
             }
-            Action::PodReady { name } => kubelet_status(&mut n, name, PodPhase::Running, true)?,
-            Action::PodUnready { name } => kubelet_status(&mut n, name, PodPhase::Running, false)?,
-            Action::PodFailed { name } => kubelet_status(&mut n, name, PodPhase::Failed, false)?,
+            Action::PodReady { name } => kubelet_status(n, name, PodPhase::Running, true)?,
+            Action::PodUnready { name } => kubelet_status(n, name, PodPhase::Running, false)?,
+            Action::PodFailed { name } => kubelet_status(n, name, PodPhase::Failed, false)?,
             Action::FinishPodDeletion { name } => {
                 n.api
                     .apply(&Request::FinishPodDeletion { name: name.clone() })
                     .ok()?;
             }
+            Action::Tick => n.api.tick(),
             Action::CrashController { controller } => {
                 let i = *controller as usize;
-                n.controllers[i] = self.fresh_controller(&n);
+                n.controllers[i] = self.fresh_controller(n);
             }
             Action::ExpireExpectations { controller, key } => {
                 n.controllers[*controller as usize].expectations.expire(key);
             }
-            Action::Relist { watcher } => self.relist(&mut n, *watcher),
-            Action::StartSecondLeader => n.controllers[1] = self.fresh_controller(&n),
+            Action::Relist { watcher } => self.relist(n, *watcher),
+            Action::StartSecondLeader => n.controllers[1] = self.fresh_controller(n),
             Action::StopFirstLeader => {
                 let workers = self.config.controller.workers as usize;
                 n.controllers[0] = ControllerState::new(workers, false);
             }
-            Action::Deliver { watcher, kind } => self.deliver(&mut n, *watcher, *kind)?,
+            // Only a script makes these, and the script handles them itself.
+            Action::ListPods | Action::Settle => return None,
+            _ => unreachable!("{action} is a system move"),
+        }
+        Some(())
+    }
+
+    /// What a system move does; `None` when it cannot happen.
+    fn system(&self, n: &mut State, action: &Action) -> Option<()> {
+        match action {
+            Action::Deliver { watcher, kind } => self.deliver(n, *watcher, *kind)?,
             Action::StartSync {
                 controller,
                 worker,
                 key,
-            } => self.start_sync(&mut n, *controller as usize, *worker as usize, key),
+            } => self.start_sync(n, *controller as usize, *worker as usize, key),
             Action::SyncStep { controller, worker } => {
-                self.sync_step(&mut n, *controller as usize, *worker as usize, false)
+                self.sync_step(n, *controller as usize, *worker as usize, false)
             }
             Action::CreateRejected { controller, worker } => {
                 n.budget.create_failures -= 1;
-                self.sync_step(&mut n, *controller as usize, *worker as usize, true)
+                self.sync_step(n, *controller as usize, *worker as usize, true)
             }
             Action::ChooseVictims {
                 controller,
@@ -134,10 +188,10 @@ impl RsModel {
                 let task = c.workers[*worker as usize].as_mut()?;
                 task.choose(victims.clone(), &mut c.expectations);
             }
-            Action::Gc { work } => self.gc_step(&mut n, work),
+            Action::Gc { work } => self.gc_step(n, work),
+            _ => unreachable!("{action} is an environment move"),
         }
-        n.canonicalize();
-        (n != *s).then_some(n)
+        Some(())
     }
 
     fn charge(&self, n: &mut State, action: &Action) {
@@ -147,6 +201,7 @@ impl RsModel {
             Action::ExpireExpectations { .. } => b.expiries -= 1,
             Action::Relist { .. } => b.relists -= 1,
             Action::StartSecondLeader => b.handovers -= 1,
+            Action::Tick => b.ticks -= 1,
             Action::StopFirstLeader => {}
             _ => b.steps -= 1,
         }

@@ -12,6 +12,11 @@ use serde::{Deserialize, Serialize};
 pub type Uid = u32;
 /// A resourceVersion: the global revision of the write that produced this version.
 pub type Rv = u32;
+/// A time: whole seconds of the API server's clock. `metav1.Time` keeps seconds only (its JSON
+/// form is RFC 3339 without fractions and its protobuf form drops the nanoseconds:
+/// staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/time_proto.go `ProtoTime`), so two events
+/// in the same second carry equal timestamps and every comparison of them is a tie.
+pub type Seconds = u32;
 
 /// The finalizers the garbage collector understands
 /// (staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go `FinalizerOrphanDependents`,
@@ -77,8 +82,8 @@ pub struct Meta {
     pub resource_version: Rv,
     /// Bumped on every spec change (ReplicaSets only; pods keep 0 here).
     pub generation: u32,
-    /// The revision that created the object: the model's `creationTimestamp`.
-    pub created: Rv,
+    /// `creationTimestamp`: the second the API server created the object.
+    pub created: Seconds,
     pub labels: Labels,
     pub owner_references: Vec<OwnerReference>,
     /// The revision at which deletion began: the model's `deletionTimestamp`.

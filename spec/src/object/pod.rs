@@ -1,7 +1,7 @@
 //! The pod as the ReplicaSet controller and the garbage collector see it.
 
 use super::labels::Labels;
-use super::meta::{Meta, Rv};
+use super::meta::{Meta, Seconds};
 use serde::{Deserialize, Serialize};
 
 /// `v1.PodPhase`.
@@ -38,9 +38,9 @@ pub struct Pod {
     /// `spec.nodeName`: set by the scheduler; decides graceful deletion and ranking rule 1.
     pub node_name: Option<String>,
     pub phase: PodPhase,
-    /// The revision at which the `Ready` condition last became true; `None` when not ready.
-    /// The revision orders readiness for ranking rule "ready more recently first".
-    pub ready_since: Option<Rv>,
+    /// The `lastTransitionTime` of the `Ready` condition when it is true; `None` when not
+    /// ready. Ranking rule "ready more recently first" compares it (whole seconds).
+    pub ready_since: Option<Seconds>,
     /// Whether the pod has been ready for the owner's `minReadySeconds` (the model's clock-free
     /// stand-in for `podutil.IsPodAvailable`). With `minReadySeconds: 0` it equals readiness.
     pub available: bool,

@@ -1,0 +1,215 @@
+//! A scripted environment: a scenario's steps, in model terms, as the only environment moves.
+//!
+//! A model check lets the environment move freely within budgets. A scenario instead fixes
+//! the environment's moves and their order, and leaves the system free: between two steps,
+//! and while a step acts on several pods, every interleaving of informers, workers, the API
+//! server and the garbage collector is explored. `settle` steps are where a scenario waits
+//! for quiescence (no system move enabled); they are the points where the oracle compares
+//! the model with what a real cluster did.
+//!
+//! A step that acts on pods names them by a selection, evaluated when the user lists the pods
+//! ([`Action::ListPods`], which may happen at any moment after the previous step, as a real
+//! client's list does); the step then acts on each selected pod, in any order, skipping pods
+//! that are gone by then. Generated names therefore never appear in a script: "the pods of
+//! frontend" means the same on a real cluster and in the model.
+
+use super::action::Action;
+use crate::api::View;
+use crate::object::{LabelSelector, Labels, Pod, ReplicaSet};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// A whole script.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Script {
+    pub steps: Vec<ScriptStep>,
+    /// Pod creations the API server may reject (an exceeded quota), anywhere in the run.
+    pub create_failures: u32,
+}
+
+/// One step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ScriptStep {
+    /// One fully determined environment move: apply a manifest, scale, delete a ReplicaSet,
+    /// a second passing, or a fault. A move that fails at the API server (say, scaling a
+    /// ReplicaSet that is gone) changes nothing, as the same command would on a cluster.
+    Move(Action),
+    /// Act on every selected pod.
+    Pods {
+        pods: PodSelection,
+        action: PodAction,
+    },
+    /// Wait until no system move is enabled.
+    Settle,
+}
+
+/// Which pods a step acts on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodSelection {
+    pub set: PodSet,
+    /// Act on only this many of them, any ones (`None`: all).
+    pub count: Option<u32>,
+}
+
+/// The pods a selection starts from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PodSet {
+    /// These pods, by name (the names of bare pods; generated names are unknown in advance).
+    Names(Vec<String>),
+    /// Every pod.
+    All,
+    /// The pods the live ReplicaSet of this name controls.
+    ControlledBy(String),
+    /// The pods whose labels match (`kubectl … -l`).
+    Matching(LabelSelector),
+}
+
+/// What a step does to each selected pod.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PodAction {
+    /// `kubectl delete pod`.
+    Delete,
+    /// `kubectl label pod … k=v k2-`.
+    Label { set: Labels, remove: Vec<String> },
+    /// The scheduler binds the pod to a node.
+    Schedule { node: String },
+    /// The kubelet reports the pod Running and Ready.
+    Ready,
+    /// The kubelet reports the pod Running, not Ready.
+    Unready,
+    /// The kubelet reports the pod Failed.
+    Fail,
+    /// The kubelet confirms a graceful deletion (the final delete with grace period 0).
+    FinishDeletion,
+}
+
+impl PodAction {
+    /// The model action on one pod.
+    pub fn on(&self, name: &str) -> Action {
+        let name = name.to_string();
+        match self {
+            PodAction::Delete => Action::DeletePod { name },
+            PodAction::Label { set, remove } => Action::LabelPod {
+                name,
+                set: set.clone(),
+                remove: remove.clone(),
+            },
+            PodAction::Schedule { node } => Action::SchedulePod {
+                name,
+                node: node.clone(),
+            },
+            PodAction::Ready => Action::PodReady { name },
+            PodAction::Unready => Action::PodUnready { name },
+            PodAction::Fail => Action::PodFailed { name },
+            PodAction::FinishDeletion => Action::FinishPodDeletion { name },
+        }
+    }
+}
+
+impl PodSelection {
+    /// The selected pods in `pods` (live), with how many of them to act on.
+    pub fn evaluate(&self, replicasets: &View<ReplicaSet>, pods: &View<Pod>) -> Selected {
+        let chosen: BTreeSet<String> = pods
+            .values()
+            .filter(|p| match &self.set {
+                PodSet::Names(names) => names.contains(&p.meta.name),
+                PodSet::All => true,
+                PodSet::ControlledBy(rs) => p.meta.controller_ref().is_some_and(|r| {
+                    replicasets
+                        .get(rs)
+                        .is_some_and(|owner| owner.meta.uid == r.uid)
+                }),
+                PodSet::Matching(selector) => selector.matches(&p.meta.labels),
+            })
+            .map(|p| p.meta.name.clone())
+            .collect();
+        let all = chosen.len() as u32;
+        Selected {
+            left: self.count.map_or(all, |n| n.min(all)),
+            pods: chosen,
+        }
+    }
+}
+
+/// The pods a step still may act on, and how many more it will.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Selected {
+    pub pods: BTreeSet<String>,
+    pub left: u32,
+}
+
+impl Selected {
+    fn finished(&self) -> bool {
+        self.left == 0 || self.pods.is_empty()
+    }
+}
+
+/// Where a scripted run is: the step to take next and, inside a pod step, what is left of its
+/// selection. Always the default in a free model check.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ScriptPos {
+    pub step: u16,
+    pub selected: Option<Selected>,
+}
+
+impl ScriptPos {
+    /// Move on to the next step.
+    pub fn advance(&mut self) {
+        self.step += 1;
+        self.selected = None;
+    }
+
+    /// The user has listed the pods of the current step.
+    pub fn select(&mut self, selected: Selected) {
+        if selected.finished() {
+            self.advance();
+        } else {
+            self.selected = Some(selected);
+        }
+    }
+
+    /// The current step has acted on `pod`.
+    pub fn acted_on(&mut self, pod: &str) {
+        if let Some(sel) = &mut self.selected {
+            sel.pods.remove(pod);
+            sel.left = sel.left.saturating_sub(1);
+        }
+        self.normalise(|_| true);
+    }
+
+    /// Forget selected pods that no longer exist (`exists` says which do); a step with nothing
+    /// left to act on is over. Keeps equal situations equal states.
+    pub fn normalise(&mut self, exists: impl Fn(&str) -> bool) {
+        if let Some(sel) = &mut self.selected {
+            sel.pods.retain(|p| exists(p));
+            if sel.finished() {
+                self.advance();
+            }
+        }
+    }
+}
+
+impl Script {
+    /// The script's steps up to and including its `n`-th settle (0-based): the segment a run
+    /// between two observation points covers.
+    pub fn settle_indices(&self) -> Vec<usize> {
+        self.steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s, ScriptStep::Settle))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Check that every `Move` is an environment move a script may make.
+    pub fn validate(&self) -> Result<(), String> {
+        for (i, step) in self.steps.iter().enumerate() {
+            if let ScriptStep::Move(a) = step {
+                if !a.is_environment() || matches!(a, Action::ListPods | Action::Settle) {
+                    return Err(format!("step {i}: {a} is not a move a script can make"));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,217 @@
+//! A scripted environment: the script's moves are the only environment moves, `settle` waits
+//! for quiescence, and pod steps act on a selection in any order.
+
+use rsmc_spec::config::Config;
+use rsmc_spec::model::{
+    Action, PodAction, PodSelection, PodSet, RsModel, Script, ScriptStep, State,
+};
+use rsmc_spec::object::{labels, LabelSelector, ReplicaSet};
+use rsmc_spec::profile::Profile;
+use stateright::Model;
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
+
+fn frontend(replicas: i32) -> ReplicaSet {
+    ReplicaSet::new(
+        "frontend",
+        replicas,
+        LabelSelector::match_labels(&[("tier", "frontend")]),
+        labels(&[("tier", "frontend")]),
+    )
+}
+
+fn model(steps: Vec<ScriptStep>) -> RsModel {
+    let config = Config::preset("small").unwrap();
+    let script = Script {
+        steps,
+        create_failures: 0,
+    };
+    RsModel::scripted(config, Profile::K8s120, script).unwrap()
+}
+
+/// Every reachable state, and the terminal ones (no action enabled).
+fn explore(model: &RsModel) -> (usize, Vec<State>) {
+    let mut seen = BTreeSet::new();
+    let mut queue: VecDeque<State> = model.init_states().into();
+    let mut terminal = Vec::new();
+    while let Some(s) = queue.pop_front() {
+        if !seen.insert(s.clone()) {
+            continue;
+        }
+        let mut actions = Vec::new();
+        model.actions(&s, &mut actions);
+        let next: Vec<State> = actions
+            .into_iter()
+            .filter_map(|a| model.next_state(&s, a))
+            .collect();
+        if next.is_empty() {
+            terminal.push(s.clone());
+        }
+        queue.extend(next);
+    }
+    (seen.len(), terminal)
+}
+
+fn controlled(s: &State) -> usize {
+    let uid = s.api.replicasets["frontend"].meta.uid;
+    s.active_controlled(uid)
+}
+
+#[test]
+fn apply_then_settle_ends_quiescent_with_the_replicas() {
+    let m = model(vec![
+        ScriptStep::Move(Action::ApplyReplicaSet {
+            replicaset: Arc::new(frontend(2)),
+        }),
+        ScriptStep::Settle,
+    ]);
+    let (_, terminal) = explore(&m);
+    assert!(!terminal.is_empty());
+    for s in &terminal {
+        assert_eq!(s.script.step, 2, "the script ran to its end");
+        assert!(m.is_quiescent(s));
+        assert_eq!(controlled(s), 2);
+        assert_eq!(s.api.replicasets["frontend"].status.replicas, 2);
+    }
+}
+
+#[test]
+fn settle_is_enabled_only_when_quiescent() {
+    let m = model(vec![
+        ScriptStep::Move(Action::ApplyReplicaSet {
+            replicaset: Arc::new(frontend(1)),
+        }),
+        ScriptStep::Settle,
+    ]);
+    let mut s = m.init_states().remove(0);
+    s = m
+        .next_state(
+            &s,
+            Action::ApplyReplicaSet {
+                replicaset: Arc::new(frontend(1)),
+            },
+        )
+        .unwrap();
+    let mut actions = Vec::new();
+    m.actions(&s, &mut actions);
+    assert!(!m.is_quiescent(&s));
+    assert!(!actions.contains(&Action::Settle), "{actions:?}");
+}
+
+/// "Ready every pod of frontend": the pods are listed once, then made ready one by one in
+/// any order; the step is over when all are, and a failing or vanished pod is skipped.
+#[test]
+fn a_pod_step_acts_on_every_selected_pod() {
+    let all = PodSelection {
+        set: PodSet::ControlledBy("frontend".into()),
+        count: None,
+    };
+    let m = model(vec![
+        ScriptStep::Move(Action::ApplyReplicaSet {
+            replicaset: Arc::new(frontend(2)),
+        }),
+        ScriptStep::Settle,
+        ScriptStep::Pods {
+            pods: all,
+            action: PodAction::Ready,
+        },
+        ScriptStep::Settle,
+    ]);
+    let (_, terminal) = explore(&m);
+    assert!(!terminal.is_empty());
+    for s in &terminal {
+        assert_eq!(s.script.step, 4);
+        assert_eq!(s.api.replicasets["frontend"].status.ready_replicas, 2);
+    }
+}
+
+/// `count: 1` acts on exactly one pod, and which one is open: both are explored.
+#[test]
+fn a_counted_pod_step_picks_any_one() {
+    let one = PodSelection {
+        set: PodSet::ControlledBy("frontend".into()),
+        count: Some(1),
+    };
+    let m = model(vec![
+        ScriptStep::Move(Action::ApplyReplicaSet {
+            replicaset: Arc::new(frontend(2)),
+        }),
+        ScriptStep::Settle,
+        ScriptStep::Pods {
+            pods: one,
+            action: PodAction::Ready,
+        },
+        ScriptStep::Settle,
+    ]);
+    let (_, terminal) = explore(&m);
+    let ready: BTreeSet<String> = terminal
+        .iter()
+        .flat_map(|s| {
+            s.api
+                .pods
+                .values()
+                .filter(|p| p.is_ready())
+                .map(|p| p.meta.name.clone())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(ready.len(), 2, "either pod may be the one: {ready:?}");
+    for s in &terminal {
+        assert_eq!(s.api.replicasets["frontend"].status.ready_replicas, 1);
+    }
+}
+
+/// A command that fails at the API server (scaling a ReplicaSet that does not exist) changes
+/// nothing, and the script moves on.
+#[test]
+fn a_failing_command_is_skipped() {
+    let m = model(vec![
+        ScriptStep::Move(Action::ScaleReplicaSet {
+            name: "missing".into(),
+            replicas: 3,
+        }),
+        ScriptStep::Settle,
+    ]);
+    let (states, terminal) = explore(&m);
+    assert_eq!(states, 3, "start, after the failed scale, after settle");
+    assert_eq!(terminal.len(), 1);
+    assert!(terminal[0].api.replicasets.is_empty());
+}
+
+#[test]
+fn a_script_may_not_make_system_moves() {
+    let config = Config::preset("small").unwrap();
+    let script = Script {
+        steps: vec![ScriptStep::Move(Action::Gc {
+            work: rsmc_spec::gc::GcWork::Orphan {
+                rs: "frontend".into(),
+                uid: 1,
+            },
+        })],
+        create_failures: 0,
+    };
+    assert!(RsModel::scripted(config, Profile::K8s120, script).is_err());
+}
+
+/// A `wait` (a tick) separates timestamps: pods created after it are newer.
+#[test]
+fn ticks_advance_the_clock_between_steps() {
+    let m = model(vec![
+        ScriptStep::Move(Action::ApplyReplicaSet {
+            replicaset: Arc::new(frontend(1)),
+        }),
+        ScriptStep::Settle,
+        ScriptStep::Move(Action::Tick),
+        ScriptStep::Move(Action::ScaleReplicaSet {
+            name: "frontend".into(),
+            replicas: 2,
+        }),
+        ScriptStep::Settle,
+    ]);
+    let (_, terminal) = explore(&m);
+    for s in &terminal {
+        let mut created: Vec<u32> = s.api.pods.values().map(|p| p.meta.created).collect();
+        created.sort();
+        assert_eq!(created, vec![0, 1]);
+    }
+}
