@@ -215,6 +215,8 @@ fn replicaset_delete_follows_the_propagation_policy() {
                 let rs = &api.replicasets["web"];
                 assert_eq!(rs.meta.deletion_timestamp, Some(rv), "{policy:?}");
                 assert_eq!(rs.meta.finalizers, vec![finalizer.unwrap()], "{policy:?}");
+                // store.go `markAsDeleting`: the generation goes from 1 to 2.
+                assert_eq!(rs.meta.generation, 2, "{policy:?}");
             }
             (_, other) => panic!("{policy:?}: {other:?}"),
         }
@@ -230,6 +232,10 @@ fn a_later_delete_without_policy_keeps_the_pending_finalizer() {
     let again = must(&mut api, delete_rs("web", None, None));
     assert_eq!(again, Response::DeletionStarted { rv });
     assert_eq!(api.rv, rv, "nothing written");
+    assert_eq!(
+        api.replicasets["web"].meta.generation, 2,
+        "bumped once only"
+    );
     assert_eq!(
         api.replicasets["web"].meta.finalizers,
         vec![Finalizer::Orphan]

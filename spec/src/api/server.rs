@@ -317,6 +317,12 @@ impl ApiServer {
         }
         if new.meta.deletion_timestamp.is_none() {
             new.meta.deletion_timestamp = Some(self.rv + 1);
+            // store.go `markAsDeleting`: an object without graceful deletion that starts
+            // deleting has its generation bumped (controllers should stop acting on it), so
+            // the controller's next status write records a new observedGeneration.
+            if new.meta.generation > 0 {
+                new.meta.generation += 1;
+            }
         }
         if new == old {
             return Ok(Response::DeletionStarted { rv: self.rv });
