@@ -39,10 +39,13 @@ impl SyncView<'_> {
 /// Where a sync is.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Phase {
-    /// Working through the adopt/release patches, in pod-name order.
+    /// Working through the adopt/release patches.
     Claim {
-        /// The pods to adopt or release, with the decision.
+        /// The pods to adopt or release, with the decision, in the order they are sent.
         ops: Vec<(String, Claim)>,
+        /// Whether that order is fixed yet. Upstream walks the pods in lister order, which
+        /// is a map's: any order is possible, and the executor picks one ([`Pending::Order`]).
+        ordered: bool,
         next: usize,
         /// Outcome of the live recheck before the first adoption (`None`: not done yet).
         recheck: Option<bool>,
@@ -59,7 +62,8 @@ pub enum Phase {
         done_before: u32,
         successes: u32,
     },
-    /// Scale-down deletes, issued in name order (they run in parallel upstream).
+    /// Scale-down deletes, in the order the executor picked (they run in parallel upstream,
+    /// so they may land in any order).
     Delete {
         victims: Vec<String>,
         next: usize,
@@ -97,8 +101,11 @@ pub enum Pending {
     GetReplicaSet(String),
     /// An API request.
     Send(Request),
-    /// Scale-down: pick one of these victim sets (ties of the ranking).
+    /// Scale-down: pick one of these victim sets (ties of the ranking), in any order: the
+    /// deletes run in parallel, so the order in which they land is the executor's choice.
     Choose(Vec<Vec<String>>),
+    /// Claiming: put these pods' adopt/release patches in an order (any order).
+    Order(Vec<String>),
     /// The sync is over.
     Done { error: bool },
 }
@@ -140,6 +147,7 @@ pub fn begin(
         needs_sync,
         claimed,
         phase: Phase::Claim {
+            ordered: ops.len() < 2,
             ops,
             next: 0,
             recheck: None,
@@ -155,10 +163,14 @@ impl SyncTask {
             match &mut self.phase {
                 Phase::Claim {
                     ops,
+                    ordered,
                     next,
                     recheck,
                     failed,
                 } => {
+                    if !*ordered {
+                        return Pending::Order(ops.iter().map(|(n, _)| n.clone()).collect());
+                    }
                     if let Some((name, decision)) = ops.get(*next).cloned() {
                         let Some(pod) = view.pod(&name) else {
                             *next += 1;
@@ -314,12 +326,20 @@ impl SyncTask {
         }
     }
 
-    /// Fix the scale-down victims (one of [`Pending::Choose`]'s sets) and expect their
-    /// deletion.
-    pub fn choose(&mut self, victims: Vec<String>, expectations: &mut Expectations) {
-        expectations.expect_deletions(&self.key, &victims);
+    /// Settle a choice: the order of the claim patches ([`Pending::Order`]), or the
+    /// scale-down victims in the order their deletes land ([`Pending::Choose`]), whose
+    /// deletion is then expected.
+    pub fn choose(&mut self, pods: Vec<String>, expectations: &mut Expectations) {
+        if let Phase::Claim { ops, ordered, .. } = &mut self.phase {
+            ops.sort_by_key(|(name, _)| pods.iter().position(|p| p == name));
+            *ordered = true;
+            return;
+        }
+        let mut keys = pods.clone();
+        keys.sort();
+        expectations.expect_deletions(&self.key, &keys);
         self.phase = Phase::Delete {
-            victims,
+            victims: pods,
             next: 0,
             error: false,
         };

@@ -101,10 +101,12 @@ pub enum Action {
         controller: u8,
         worker: u8,
     },
-    ChooseVictims {
+    /// A sync's choice: scale-down victims among ranking ties, in the order their parallel
+    /// deletes land, or the order of its claim patches.
+    Choose {
         controller: u8,
         worker: u8,
-        victims: Vec<String>,
+        pods: Vec<String>,
     },
     Gc {
         work: GcWork,
@@ -120,7 +122,7 @@ impl Action {
                 | Action::StartSync { .. }
                 | Action::SyncStep { .. }
                 | Action::CreateRejected { .. }
-                | Action::ChooseVictims { .. }
+                | Action::Choose { .. }
                 | Action::Gc { .. }
         )
     }
@@ -230,14 +232,14 @@ impl fmt::Display for Action {
                 f,
                 "replicaset-controller#{controller} worker {worker}: pod create rejected (quota)"
             ),
-            Action::ChooseVictims {
+            Action::Choose {
                 controller,
                 worker,
-                victims,
+                pods,
             } => write!(
                 f,
-                "replicaset-controller#{controller} worker {worker}: ranks and picks {}",
-                victims.join(", ")
+                "replicaset-controller#{controller} worker {worker}: takes {} in this order",
+                pods.join(", ")
             ),
             Action::Gc { work } => write!(f, "garbage-collector: {work:?}"),
         }

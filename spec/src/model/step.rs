@@ -179,14 +179,14 @@ impl RsModel {
                 n.budget.create_failures -= 1;
                 self.sync_step(n, *controller as usize, *worker as usize, true)
             }
-            Action::ChooseVictims {
+            Action::Choose {
                 controller,
                 worker,
-                victims,
+                pods,
             } => {
                 let c = &mut n.controllers[*controller as usize];
                 let task = c.workers[*worker as usize].as_mut()?;
-                task.choose(victims.clone(), &mut c.expectations);
+                task.choose(pods.clone(), &mut c.expectations);
             }
             Action::Gc { work } => self.gc_step(n, work),
             _ => unreachable!("{action} is an environment move"),
@@ -393,7 +393,7 @@ impl RsModel {
                 }
                 task.record(&view, result.as_ref().map(|_| ()), &mut exp);
             }
-            Pending::Choose(_) | Pending::Done { .. } => {}
+            Pending::Choose(_) | Pending::Order(_) | Pending::Done { .. } => {}
         }
         let next = task.advance(&view, &mut exp);
         let c = &mut n.controllers[ci];

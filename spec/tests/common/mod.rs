@@ -251,6 +251,7 @@ pub fn run_sync_burst(
                 run.offered = choices;
                 task.choose(first, expectations);
             }
+            Pending::Order(pods) => task.choose(pods, expectations),
             Pending::Done { error } => {
                 run.error = Some(error);
                 return run;
