@@ -475,3 +475,20 @@ fn each_write_is_one_watch_event_with_before_and_after() {
     assert!(!at2["p"].meta.is_deleting());
     assert!(api.pods_at(4).is_empty());
 }
+
+#[test]
+fn a_bound_pod_cannot_be_bound_again() {
+    let mut api = ApiServer::default();
+    let pod = create_pod(
+        &mut api,
+        rsmc_spec::object::Pod::new("p", labels(&[("app", "web")])),
+    );
+    let bind = |node: &str| Request::BindPod {
+        name: pod.meta.name.clone(),
+        node: node.into(),
+    };
+    must(&mut api, bind("node-1"));
+    let err = api.apply(&bind("node-2")).unwrap_err();
+    assert_eq!(err.reason, Reason::Conflict);
+    assert_eq!(api.pods["p"].node_name.as_deref(), Some("node-1"));
+}

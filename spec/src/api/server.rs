@@ -176,6 +176,14 @@ impl ApiServer {
             }
             Request::BindPod { name, node } => {
                 let old = Pod::clone(self.pod(name)?);
+                // pkg/registry/core/pod/storage/storage.go `assignPod`: a pod that already has
+                // a node cannot be bound again (409 Conflict).
+                if let Some(bound) = &old.node_name {
+                    return Err(ApiError {
+                        reason: super::error::Reason::Conflict,
+                        message: format!("pod {name} is already assigned to node \"{bound}\""),
+                    });
+                }
                 let mut new = old.clone();
                 new.node_name = Some(node.clone());
                 Ok(self.write(Some(old), Some(new)))

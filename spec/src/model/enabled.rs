@@ -39,17 +39,8 @@ impl RsModel {
         out: &mut Vec<Action>,
     ) {
         match script.steps.get(s.script.step as usize) {
-            None => {}
-            Some(ScriptStep::Settle) => {
-                if quiescent {
-                    out.push(Action::Settle);
-                }
-            }
-            Some(ScriptStep::Move(action)) => {
-                if writes {
-                    out.push(action.clone());
-                }
-            }
+            Some(ScriptStep::Settle) if quiescent => out.push(Action::Settle),
+            Some(ScriptStep::Move(action)) if writes => out.push(action.clone()),
             Some(ScriptStep::Pods { action, .. }) => match &s.script.selected {
                 None => out.push(Action::ListPods),
                 Some(selected) if writes => {
@@ -57,6 +48,8 @@ impl RsModel {
                 }
                 Some(_) => {}
             },
+            // The script is over, or its step waits for quiescence or for the informers.
+            _ => {}
         }
     }
 
