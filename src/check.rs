@@ -21,6 +21,8 @@ struct Verdict {
     result: &'static str,
     trace: Option<PathBuf>,
     text: Option<PathBuf>,
+    /// The counterexample as a scenario for `rsmc replay` and conformance runs.
+    scenario: Option<PathBuf>,
     /// The readable counterexample printed under the table (not part of the JSON report,
     /// which points at the trace file instead).
     #[serde(skip)]
@@ -40,13 +42,18 @@ struct Report {
     properties: Vec<Verdict>,
 }
 
+/// A preset or configuration file; an error is printed and the `Err` is the exit code.
+pub fn load_config(spec: &str) -> Result<Config, i32> {
+    Config::load(spec).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::BAD_INPUT
+    })
+}
+
 pub fn run(args: &CheckArgs) -> i32 {
-    let config = match Config::load(&args.config) {
+    let config = match load_config(&args.config) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::BAD_INPUT;
-        }
+        Err(code) => return code,
     };
     let model = RsModel::new(config, args.profile);
     let threads = args.threads.unwrap_or_else(|| {
@@ -101,6 +108,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             result,
             trace: None,
             text: None,
+            scenario: None,
             summary: None,
         };
         if result == "violated" {
@@ -110,10 +118,19 @@ pub fn run(args: &CheckArgs) -> i32 {
             let actions = path.into_actions();
             let trace = Trace::from_path(&model, Some(property.name), &states, &actions);
             verdict.summary = Some(rsmc_oracle::trace_text::summary(&trace));
-            match write_trace(&args.out, property.name, &trace) {
-                Ok((json, text)) => {
+            let name = format!("{}-{}", trace.profile, slug(property.name));
+            let description = format!(
+                "The counterexample of \"{}\" that `rsmc check --config {}` found, as a scenario: its environment moves, with a settle wherever the cluster was quiet.",
+                property.name, args.config
+            );
+            let mut scenario =
+                rsmc_oracle::run_scenario::from_run(&model, &states, &actions, &name, &description);
+            scenario.profile = Some(model.profile);
+            match write_trace(&args.out, &name, &trace, &scenario.to_yaml()) {
+                Ok((json, text, yaml)) => {
                     verdict.trace = Some(json);
                     verdict.text = Some(text);
+                    verdict.scenario = Some(yaml);
                 }
                 Err(e) => eprintln!("error: writing the trace of {:?}: {e}", property.name),
             }
@@ -167,6 +184,12 @@ fn print_report(r: &Report) {
             println!("  trace: {}", json.display());
             println!("  every step with tables: {}", text.display());
         }
+        if let Some(yaml) = &p.scenario {
+            println!(
+                "  as a scenario (rsmc replay, conformance): {}",
+                yaml.display()
+            );
+        }
     }
 }
 
@@ -185,17 +208,19 @@ fn slug(name: &str) -> String {
 
 fn write_trace(
     dir: &PathBuf,
-    property: &str,
+    base: &str,
     trace: &Trace,
-) -> std::io::Result<(PathBuf, PathBuf)> {
+    scenario: &str,
+) -> std::io::Result<(PathBuf, PathBuf, PathBuf)> {
     std::fs::create_dir_all(dir)?;
-    let base = format!("{}-{}", trace.profile, slug(property));
     let json = dir.join(format!("{base}.trace.json"));
     let text = dir.join(format!("{base}.txt"));
+    let yaml = dir.join(format!("{base}.scenario.yaml"));
     std::fs::write(
         &json,
         serde_json::to_string_pretty(trace).expect("trace serialises"),
     )?;
     std::fs::write(&text, rsmc_oracle::trace_text::render(trace))?;
-    Ok((json, text))
+    std::fs::write(&yaml, scenario)?;
+    Ok((json, text, yaml))
 }

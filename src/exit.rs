@@ -6,3 +6,5 @@ pub const OK: i32 = 0;
 pub const VIOLATION: i32 = 1;
 /// Bad usage or input (clap uses 2 for usage errors too).
 pub const BAD_INPUT: i32 = 2;
+/// The input is fine but too large to explore exhaustively within the state limit.
+pub const TOO_LARGE: i32 = 3;

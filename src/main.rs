@@ -2,6 +2,10 @@
 
 mod check;
 mod exit;
+mod oracle;
+mod replay;
+mod scenario_cmd;
+mod traces;
 
 use clap::{Parser, Subcommand};
 use rsmc_spec::profile::Profile;
@@ -27,6 +31,77 @@ struct Cli {
 enum Command {
     /// Explore every interleaving within the configuration's bounds and check the properties.
     Check(CheckArgs),
+    /// Judge an observed run of a scenario: exit 0 conforms, 1 does not, 2 bad input.
+    Oracle(OracleArgs),
+    /// Print the model's kubectl views of a scenario at each settle point.
+    Replay(ReplayArgs),
+    /// Emit model runs as scenarios for conformance (`--cover`).
+    Traces(TracesArgs),
+    /// Convert a model trace (a counterexample, a cover run) to a scenario.
+    Scenario(ScenarioArgs),
+}
+
+/// Arguments of `rsmc traces`.
+#[derive(clap::Args, Debug)]
+pub struct TracesArgs {
+    /// A small set of runs that use every enabled environment move kind and reach every
+    /// situation the properties are about (adoption, release, ranking ties, each deletion
+    /// policy, …).
+    #[arg(long)]
+    pub cover: bool,
+    /// Behaviour profile.
+    #[arg(long, default_value = "k8s-1.20")]
+    pub profile: Profile,
+    /// A preset (small, default, deep) or a JSON file overriding one.
+    #[arg(long, default_value = "default")]
+    pub config: String,
+    /// Where the scenarios and traces go.
+    #[arg(long, default_value = "target/rsmc/cover")]
+    pub out: PathBuf,
+}
+
+/// Arguments of `rsmc scenario`.
+#[derive(clap::Args, Debug)]
+pub struct ScenarioArgs {
+    /// The `rsmc-trace/v1` file to convert.
+    #[arg(long)]
+    pub from_trace: PathBuf,
+    /// The scenario's name (default: from the file name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Where to write the scenario (default: stdout).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Arguments of `rsmc oracle`.
+#[derive(clap::Args, Debug)]
+pub struct OracleArgs {
+    /// The scenario that was run (YAML).
+    #[arg(long)]
+    pub scenario: PathBuf,
+    /// What the cluster did (an `rsmc-observed/v1` JSON file).
+    #[arg(long)]
+    pub observed: PathBuf,
+    /// Behaviour profile, unless the scenario names one.
+    #[arg(long, default_value = "k8s-1.20")]
+    pub profile: Profile,
+    /// Print the verdict as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `rsmc replay`.
+#[derive(clap::Args, Debug)]
+pub struct ReplayArgs {
+    /// The scenario (YAML).
+    pub scenario: PathBuf,
+    /// Behaviour profile, unless the scenario names one.
+    #[arg(long, default_value = "k8s-1.20")]
+    pub profile: Profile,
+    /// Print the replay as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `rsmc check`.
@@ -53,6 +128,10 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Oracle(args) => oracle::run(&args),
+        Command::Replay(args) => replay::run(&args),
+        Command::Traces(args) => traces::run(&args),
+        Command::Scenario(args) => scenario_cmd::run(&args),
     };
     std::process::exit(code);
 }

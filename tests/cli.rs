@@ -126,3 +126,126 @@ fn a_violation_exits_1_and_writes_trace_and_tables() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+fn repo(path: &str) -> String {
+    format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn replay_prints_the_seed_views_settle_point_by_settle_point() {
+    let (code, out, err) = rsmc(&["replay", &repo("conformance/scenarios/frontend.yaml")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("== settle point 2, after:"), "{out}");
+    assert!(out.contains("frontend   3         3         3\n"), "{out}");
+    assert_eq!(out.matches("1/1     Running").count(), 3, "{out}");
+}
+
+#[test]
+fn oracle_exit_codes_follow_the_verdict() {
+    let scenario = repo("oracle/tests/scenarios/ranking.yaml");
+    let good = repo("oracle/tests/observed/ranking.observed.json");
+    let bad = repo("oracle/tests/observed/ranking-wrong-victim.observed.json");
+    let (code, out, _) = rsmc(&["oracle", "--scenario", &scenario, "--observed", &good]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("CONFORMS"), "{out}");
+    let (code, out, _) = rsmc(&["oracle", "--scenario", &scenario, "--observed", &bad]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("DOES NOT CONFORM"), "{out}");
+    assert!(out.contains("first divergent step: 5"), "{out}");
+    let (code, out, _) = rsmc(&[
+        "oracle",
+        "--scenario",
+        &scenario,
+        "--observed",
+        &bad,
+        "--json",
+    ]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON verdict");
+    assert_eq!(v["conforms"], false);
+    assert_eq!(v["settle_points"][2]["trace"]["result"], "diverges");
+}
+
+#[test]
+fn oracle_bad_input_names_file_and_line_and_exits_2() {
+    let dir = temp_dir("oracle-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let observed = dir.join("o.json");
+    std::fs::write(
+        &observed,
+        "{\n  \"schema\": \"rsmc-observed/v1\",\n  \"scenario\": [\n}\n",
+    )
+    .unwrap();
+    let scenario = repo("oracle/tests/scenarios/orphan.yaml");
+    let (code, _, err) = rsmc(&[
+        "oracle",
+        "--scenario",
+        &scenario,
+        "--observed",
+        observed.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("o.json:3:14: scenario: invalid type: sequence, expected a string"),
+        "{err}"
+    );
+    let bad_scenario = dir.join("s.yaml");
+    std::fs::write(
+        &bad_scenario,
+        "name: x\nsteps:\n  - scale: {replicaset: a, replicas: three}\n",
+    )
+    .unwrap();
+    let (code, _, err) = rsmc(&["replay", bad_scenario.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("s.yaml:3:"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Counterexamples and cover runs become scenarios the model replays.
+#[test]
+fn model_runs_become_replayable_scenarios() {
+    let dir = temp_dir("runs");
+    let config = repo("tests/configs/recreate.json");
+    let (code, out, _) = rsmc(&["check", "--config", &config, "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    let scenario = dir.join("k8s-1.20-status-consistent.scenario.yaml");
+    assert!(out.contains(scenario.to_str().unwrap()), "{out}");
+    let (code, out, err) = rsmc(&["replay", scenario.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("kubectl scale rs/frontend --replicas=1"),
+        "{out}"
+    );
+
+    let trace = dir.join("k8s-1.20-status-consistent.trace.json");
+    let (code, yaml, err) = rsmc(&["scenario", "--from-trace", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    // The same steps as the scenario `check` wrote (only the name and description differ).
+    let steps = |text: &str| text.split_once("\nsteps:").map(|(_, s)| s.to_string());
+    let written = std::fs::read_to_string(&scenario).unwrap();
+    assert!(steps(&yaml).is_some(), "{yaml}");
+    assert_eq!(steps(&yaml), steps(&written));
+
+    let cover = dir.join("cover");
+    let (code, out, err) = rsmc(&[
+        "traces",
+        "--cover",
+        "--config",
+        "small",
+        "--out",
+        cover.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("situation: the controller adopts a bare pod"),
+        "{out}"
+    );
+    assert!(
+        out.contains("situation: the ranking has a tie among scale-down victims"),
+        "{out}"
+    );
+    let first = cover.join("cover-k8s-1.20-1.yaml");
+    let (code, _, err) = rsmc(&["replay", first.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -6,6 +6,20 @@
 //!   violation.
 //! - [`trace_text`]: a trace as text, the tables after every step.
 
+pub mod binding;
+pub mod cover;
+pub mod error;
+pub mod explore;
+pub mod judge;
+pub mod manifest;
+pub mod observed;
+pub mod prepared;
 pub mod render;
+pub mod replay;
+pub mod run_scenario;
+pub mod scenario;
+pub mod side_by_side;
 pub mod trace;
 pub mod trace_text;
+pub mod validate;
+pub mod yaml;

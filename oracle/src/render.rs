@@ -464,7 +464,8 @@ mod tests {
         );
 
         // Orphan deletion: the RS waits on its finalizer; once it is gone, pod1's reference
-        // dangles, including after a new ReplicaSet takes the name (a different UID).
+        // dangles, including after a new ReplicaSet takes the name (a different UID). The
+        // deletion bumps the generation (1 → 2), the scale bumps it again (→ 3).
         apply(
             &mut api,
             Request::DeleteReplicaSet {
@@ -485,7 +486,7 @@ mod tests {
         assert_eq!(
             get_rs_wide(&api),
             "NAME       DESIRED   CURRENT   READY   SELECTOR        DELETING   OBSERVED\n\
-             frontend   2         1         1       tier=frontend   orphan     1/2\n"
+             frontend   2         1         1       tier=frontend   orphan     1/3\n"
         );
         apply(
             &mut api,

@@ -345,7 +345,7 @@ impl RsModel {
     }
 
     /// What the sync in a worker slot waits for.
-    pub(super) fn pending(&self, s: &State, c: &ControllerState, task: &SyncTask) -> Pending {
+    pub fn pending(&self, s: &State, c: &ControllerState, task: &SyncTask) -> Pending {
         let rs = s.api.replicasets_at(task.read_at.0);
         let pods = s.api.pods_at(task.read_at.1);
         let view = self.sync_view(&rs, &pods, &task.key);

@@ -1,0 +1,70 @@
+//! Exploring a scripted model one segment at a time.
+//!
+//! A segment is the part of a script up to one of its `settle` steps. From a set of start
+//! states, every interleaving is explored until the script has passed that settle: the
+//! states reached right after it are the segment's outcomes, the quiescent states a cluster
+//! may settle in. stateright checks properties over a whole state space but does not hand
+//! back the reachable states themselves, which is what the oracle needs, so this is a plain
+//! breadth-first search over the same [`stateright::Model`].
+
+use rsmc_spec::model::{RsModel, State};
+use stateright::Model;
+use std::collections::{HashSet, VecDeque};
+use std::hash::{BuildHasher, Hash};
+
+/// A 64-bit fingerprint of a search node. Searches remember fingerprints, not states, as
+/// stateright does: a collision among a few million 64-bit hashes is vanishingly unlikely,
+/// and a state costs kilobytes.
+pub fn fingerprint(node: &impl Hash) -> u64 {
+    // Fixed keys: the same state has the same fingerprint in every run.
+    std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+        .hash_one(node)
+}
+
+/// The exploration grew past its state limit.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the model explored more than {limit} states without finishing the segment: the scenario is too large to judge exhaustively (fewer pods, fewer steps between settles, or a smaller maxLag)")]
+pub struct TooLarge {
+    pub limit: usize,
+}
+
+/// How many states one segment may explore before giving up.
+pub const STATE_LIMIT: usize = 2_000_000;
+
+/// The successors of `s`, with the actions leading to them.
+pub fn successors(model: &RsModel, s: &State) -> Vec<(rsmc_spec::model::Action, State)> {
+    let mut actions = Vec::new();
+    model.actions(s, &mut actions);
+    actions
+        .into_iter()
+        .filter_map(|a| model.next_state(s, a.clone()).map(|n| (a, n)))
+        .collect()
+}
+
+/// The outcomes of the segment ending at script step `settle` (an index of a `Settle` step),
+/// from `starts`: every state reachable just after that settle, and how many states the
+/// search visited.
+pub fn outcomes(
+    model: &RsModel,
+    starts: &[State],
+    settle: usize,
+    limit: usize,
+) -> Result<(Vec<State>, usize), TooLarge> {
+    let mut seen: HashSet<u64> = HashSet::new();
+    let mut queue: VecDeque<State> = starts.iter().cloned().collect();
+    let mut found = Vec::new();
+    while let Some(s) = queue.pop_front() {
+        if !seen.insert(fingerprint(&s)) {
+            continue;
+        }
+        if seen.len() > limit {
+            return Err(TooLarge { limit });
+        }
+        if s.script.step as usize > settle {
+            found.push(s);
+            continue;
+        }
+        queue.extend(successors(model, &s).into_iter().map(|(_, n)| n));
+    }
+    Ok((found, seen.len()))
+}

@@ -1,0 +1,435 @@
+//! Observed traces: what a real cluster did while a scenario ran.
+//!
+//! Schema `rsmc-observed/v1` (JSON):
+//!
+//! ```text
+//! {
+//!   "schema": "rsmc-observed/v1",
+//!   "scenario": "frontend",                 // the scenario's name
+//!   "cluster": { … },                       // free-form: server version, controller under test
+//!   "segments": [                           // one per settle point of the scenario, in order
+//!     {
+//!       "events": [                         // watch events of ReplicaSets and pods since the
+//!         {                                 //   previous settle point, ordered by resourceVersion;
+//!           "type": "ADDED" | "MODIFIED" | "DELETED",   //   null when they were not recorded
+//!           "step": 0,                      // the scenario step whose own write this is;
+//!                                           //   absent for writes by anyone else
+//!           "object": { … }                 // the object as the watch delivered it (apps/v1
+//!         }, …                              //   ReplicaSet or v1 Pod, with kind/apiVersion)
+//!       ],
+//!       "settled": { "replicasets": [ … ], "pods": [ … ] }   // a list of each, once settled
+//!     }, …
+//!   ]
+//! }
+//! ```
+//!
+//! A runner knows which writes are its own (it gets their resourceVersions back), which is
+//! how `step` is filled in: it lets the oracle tell the user's writes from the controller's
+//! and the garbage collector's.
+//!
+//! Objects are abstracted into the model's domain as they are read ([`abstract_replicaset`],
+//! [`abstract_pod`]): the fields the model has are read, everything the server adds
+//! (managedFields, defaults, container statuses but their restart counts, timestamps) is not.
+//! UIDs become small tokens, one per distinct UID in the trace; the oracle then matches them
+//! to the model's UIDs up to renaming. Timestamps are not compared: the model's clock only
+//! orders events, and the oracle compares what a timestamp decides (the ranking), not its
+//! value.
+
+use crate::error::{InputError, Pos};
+pub use crate::manifest::Object;
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
+use rsmc_spec::api::View;
+use rsmc_spec::object::{
+    Finalizer, LabelSelector, Meta, Operator, OwnerKind, OwnerReference, Pod, PodPhase,
+    ReplicaFailure, ReplicaSet, ReplicaSetSpec, ReplicaSetStatus, Requirement, Uid,
+    POD_DELETION_COST,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The schema identifier of an observed trace.
+pub const SCHEMA: &str = "rsmc-observed/v1";
+
+/// `watch.EventType`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EventType {
+    #[serde(rename = "ADDED")]
+    Added,
+    #[serde(rename = "MODIFIED")]
+    Modified,
+    #[serde(rename = "DELETED")]
+    Deleted,
+}
+
+/// One watch event as recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEvent {
+    #[serde(rename = "type")]
+    pub event_type: EventType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    pub object: serde_json::Value,
+}
+
+/// The objects at a settle point, as listed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSnapshot {
+    pub replicasets: Vec<serde_json::Value>,
+    pub pods: Vec<serde_json::Value>,
+}
+
+/// One segment as recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSegment {
+    pub events: Option<Vec<RawEvent>>,
+    pub settled: RawSnapshot,
+}
+
+/// A whole observed trace as recorded (the file's content).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawObserved {
+    pub schema: String,
+    pub scenario: String,
+    #[serde(default)]
+    pub cluster: serde_json::Value,
+    pub segments: Vec<RawSegment>,
+}
+
+/// One abstracted watch event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub event_type: EventType,
+    pub step: Option<usize>,
+    pub resource_version: u64,
+    pub object: Object,
+}
+
+/// The objects at a settle point, abstracted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub replicasets: View<ReplicaSet>,
+    pub pods: View<Pod>,
+}
+
+/// One segment, abstracted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub events: Option<Vec<Event>>,
+    pub settled: Snapshot,
+}
+
+/// A whole observed trace, abstracted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    pub scenario: String,
+    pub cluster: serde_json::Value,
+    pub segments: Vec<Segment>,
+}
+
+/// Read and abstract an observed trace file.
+pub fn load(path: &Path) -> Result<Observed, InputError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::in_file(path, format!("cannot read: {e}")))?;
+    parse(path, &text)
+}
+
+/// Parse and abstract an observed trace (`file` names it in errors).
+pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let raw: RawObserved = serde_path_to_error::deserialize(de).map_err(|e| {
+        let (line, column) = (e.inner().line(), e.inner().column());
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        // serde_json appends " at line L column C"; the position is given separately.
+        let message = message
+            .rsplit_once(" at line ")
+            .map_or(message.as_str(), |(m, _)| m)
+            .to_string();
+        let message = if path == "." {
+            message
+        } else {
+            format!("{path}: {message}")
+        };
+        InputError::at(file, Some(Pos { line, column }), message)
+    })?;
+    if raw.schema != SCHEMA {
+        return Err(InputError::in_file(
+            file,
+            format!("schema: expected {SCHEMA:?}, got {:?}", raw.schema),
+        ));
+    }
+    let mut uids = UidTokens::default();
+    let mut segments = Vec::new();
+    for (i, seg) in raw.segments.iter().enumerate() {
+        let at = |rest: String| format!("segments[{i}].{rest}");
+        let events = match &seg.events {
+            None => None,
+            Some(events) => {
+                let mut out = Vec::new();
+                let mut last_rv = 0;
+                for (j, e) in events.iter().enumerate() {
+                    let field = at(format!("events[{j}]"));
+                    let (object, rv) = abstract_object(&e.object, &mut uids)
+                        .map_err(|m| InputError::in_file(file, format!("{field}.object: {m}")))?;
+                    if rv <= last_rv {
+                        return Err(InputError::in_file(
+                            file,
+                            format!(
+                                "{field}: resourceVersion {rv} is not after the previous event's {last_rv}: events must be in the order the watch delivered them"
+                            ),
+                        ));
+                    }
+                    last_rv = rv;
+                    out.push(Event {
+                        event_type: e.event_type,
+                        step: e.step,
+                        resource_version: rv,
+                        object,
+                    });
+                }
+                Some(out)
+            }
+        };
+        let mut settled = Snapshot::default();
+        for (j, v) in seg.settled.replicasets.iter().enumerate() {
+            let field = at(format!("settled.replicasets[{j}]"));
+            match abstract_object(v, &mut uids) {
+                Ok((Object::ReplicaSet(rs), _)) => {
+                    settled.replicasets.insert(rs.meta.name.clone(), rs);
+                }
+                Ok((other, _)) => {
+                    return Err(InputError::in_file(
+                        file,
+                        format!("{field}: expected a ReplicaSet, got {}", other.describe()),
+                    ))
+                }
+                Err(m) => return Err(InputError::in_file(file, format!("{field}: {m}"))),
+            }
+        }
+        for (j, v) in seg.settled.pods.iter().enumerate() {
+            let field = at(format!("settled.pods[{j}]"));
+            match abstract_object(v, &mut uids) {
+                Ok((Object::Pod(p), _)) => {
+                    settled.pods.insert(p.meta.name.clone(), p);
+                }
+                Ok((other, _)) => {
+                    return Err(InputError::in_file(
+                        file,
+                        format!("{field}: expected a Pod, got {}", other.describe()),
+                    ))
+                }
+                Err(m) => return Err(InputError::in_file(file, format!("{field}: {m}"))),
+            }
+        }
+        segments.push(Segment { events, settled });
+    }
+    Ok(Observed {
+        scenario: raw.scenario,
+        cluster: raw.cluster,
+        segments,
+    })
+}
+
+/// Real UIDs (random strings) as small tokens, one per distinct UID, in order of appearance.
+#[derive(Default)]
+pub struct UidTokens(BTreeMap<String, Uid>);
+
+impl UidTokens {
+    fn token(&mut self, uid: &str) -> Uid {
+        let next = self.0.len() as Uid + 1;
+        *self.0.entry(uid.to_string()).or_insert(next)
+    }
+}
+
+/// Abstract one object (by its `kind`), with its resourceVersion.
+fn abstract_object(v: &serde_json::Value, uids: &mut UidTokens) -> Result<(Object, u64), String> {
+    let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+    let api_version = v.get("apiVersion").and_then(|k| k.as_str()).unwrap_or("");
+    let object = match (api_version, kind) {
+        ("apps/v1", "ReplicaSet") => {
+            let rs: apps::ReplicaSet =
+                serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+            let rv = resource_version(&rs.metadata)?;
+            (Object::ReplicaSet(Arc::new(abstract_replicaset(&rs, uids)?)), rv)
+        }
+        ("v1", "Pod") => {
+            let pod: core::Pod = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+            let rv = resource_version(&pod.metadata)?;
+            (Object::Pod(Arc::new(abstract_pod(&pod, uids)?)), rv)
+        }
+        _ => {
+            return Err(format!(
+                "expected an apps/v1 ReplicaSet or a v1 Pod, got apiVersion {api_version:?} kind {kind:?}"
+            ))
+        }
+    };
+    Ok(object)
+}
+
+fn resource_version(m: &meta::ObjectMeta) -> Result<u64, String> {
+    let rv = m
+        .resource_version
+        .as_deref()
+        .ok_or("metadata.resourceVersion: missing")?;
+    rv.parse()
+        .map_err(|_| format!("metadata.resourceVersion: expected a number, got {rv:?}"))
+}
+
+/// The metadata the model has: name, generateName, UID (as a token), labels, generation,
+/// owner references to ReplicaSets, deletion state and the GC's finalizers.
+fn abstract_meta(m: &meta::ObjectMeta, uids: &mut UidTokens) -> Result<Meta, String> {
+    let name = m.name.clone().ok_or("metadata.name: missing")?;
+    let uid = m.uid.as_deref().ok_or("metadata.uid: missing")?;
+    let mut out = Meta::named(&name, m.labels.clone().unwrap_or_default());
+    out.generate_name = m.generate_name.clone().filter(|g| !g.is_empty());
+    out.uid = uids.token(uid);
+    out.generation = m.generation.unwrap_or(0) as u32;
+    out.deletion_timestamp = m.deletion_timestamp.as_ref().map(|_| 0);
+    out.finalizers = m
+        .finalizers
+        .iter()
+        .flatten()
+        .filter_map(|f| match f.as_str() {
+            "orphan" => Some(Finalizer::Orphan),
+            "foregroundDeletion" => Some(Finalizer::ForegroundDeletion),
+            _ => None,
+        })
+        .collect();
+    for (i, r) in m.owner_references.iter().flatten().enumerate() {
+        if r.kind != "ReplicaSet" || r.api_version != "apps/v1" {
+            return Err(format!(
+                "metadata.ownerReferences[{i}]: the model knows owners of kind apps/v1 ReplicaSet only, got {} {}",
+                r.api_version, r.kind
+            ));
+        }
+        out.owner_references.push(OwnerReference {
+            kind: OwnerKind::ReplicaSet,
+            name: r.name.clone(),
+            uid: uids.token(&r.uid),
+            controller: r.controller.unwrap_or(false),
+            block_owner_deletion: r.block_owner_deletion.unwrap_or(false),
+        });
+    }
+    Ok(out)
+}
+
+fn abstract_selector(s: &meta::LabelSelector) -> Result<LabelSelector, String> {
+    let mut out = LabelSelector {
+        match_labels: s.match_labels.clone().unwrap_or_default(),
+        match_expressions: Vec::new(),
+    };
+    for e in s.match_expressions.iter().flatten() {
+        let operator = match e.operator.as_str() {
+            "In" => Operator::In,
+            "NotIn" => Operator::NotIn,
+            "Exists" => Operator::Exists,
+            "DoesNotExist" => Operator::DoesNotExist,
+            other => return Err(format!("spec.selector: unknown operator {other:?}")),
+        };
+        out.match_expressions.push(Requirement {
+            key: e.key.clone(),
+            operator,
+            values: e.values.iter().flatten().cloned().collect(),
+        });
+    }
+    Ok(out)
+}
+
+/// A ReplicaSet as the model sees it: spec (replicas, selector, template labels,
+/// minReadySeconds, restartPolicy), status (counts, observedGeneration, the ReplicaFailure
+/// condition), metadata.
+pub fn abstract_replicaset(
+    rs: &apps::ReplicaSet,
+    uids: &mut UidTokens,
+) -> Result<ReplicaSet, String> {
+    let spec = rs.spec.clone().unwrap_or_default();
+    let template = spec.template.clone().unwrap_or_default();
+    let restart = template
+        .spec
+        .as_ref()
+        .and_then(|s| s.restart_policy.clone())
+        .unwrap_or_else(|| "Always".into());
+    let status = rs.status.clone().unwrap_or_default();
+    let failure = status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "ReplicaFailure" && c.status == "True")
+        .map(|c| match c.reason.as_deref() {
+            Some("FailedCreate") => ReplicaFailure::FailedCreate,
+            _ => ReplicaFailure::FailedDelete,
+        });
+    Ok(ReplicaSet {
+        meta: abstract_meta(&rs.metadata, uids)?,
+        spec: ReplicaSetSpec {
+            replicas: spec.replicas.unwrap_or(1),
+            selector: abstract_selector(&spec.selector)?,
+            template_labels: template.metadata.and_then(|m| m.labels).unwrap_or_default(),
+            min_ready_seconds: spec.min_ready_seconds.unwrap_or(0),
+            restart_policy_always: restart == "Always",
+        },
+        status: ReplicaSetStatus {
+            replicas: status.replicas,
+            fully_labeled_replicas: status.fully_labeled_replicas.unwrap_or(0),
+            ready_replicas: status.ready_replicas.unwrap_or(0),
+            available_replicas: status.available_replicas.unwrap_or(0),
+            terminating_replicas: status.terminating_replicas,
+            observed_generation: status.observed_generation.unwrap_or(0) as u32,
+            replica_failure: failure,
+        },
+    })
+}
+
+/// A pod as the model sees it: metadata, node, phase, readiness, restarts, deletion cost.
+pub fn abstract_pod(pod: &core::Pod, uids: &mut UidTokens) -> Result<Pod, String> {
+    let meta = abstract_meta(&pod.metadata, uids)?;
+    let mut out = Pod::new(&meta.name, meta.labels.clone());
+    out.meta = meta;
+    out.node_name = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.clone())
+        .filter(|n| !n.is_empty());
+    let status = pod.status.clone().unwrap_or_default();
+    out.phase = match status.phase.as_deref().unwrap_or("Pending") {
+        "Pending" => PodPhase::Pending,
+        "Running" => PodPhase::Running,
+        "Succeeded" => PodPhase::Succeeded,
+        "Failed" => PodPhase::Failed,
+        "Unknown" => PodPhase::Unknown,
+        other => return Err(format!("status.phase: unknown phase {other:?}")),
+    };
+    let ready = status
+        .conditions
+        .iter()
+        .flatten()
+        .any(|c| c.type_ == "Ready" && c.status == "True");
+    out.ready_since = ready.then_some(0);
+    out.available = ready;
+    out.restarts = status
+        .container_statuses
+        .iter()
+        .flatten()
+        .map(|c| c.restart_count.max(0) as u32)
+        .max()
+        .unwrap_or(0);
+    if let Some(cost) = pod
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(POD_DELETION_COST))
+    {
+        out.deletion_cost = cost.parse().map_err(|_| {
+            format!("metadata.annotations[{POD_DELETION_COST}]: expected an integer, got {cost:?}")
+        })?;
+    }
+    Ok(out)
+}

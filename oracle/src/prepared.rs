@@ -1,0 +1,49 @@
+//! A scenario ready to explore: read and checked, compiled for a profile, and its scripted
+//! model built — what `rsmc replay`, `rsmc oracle` and a conformance run all start from.
+
+use crate::error::InputError;
+use crate::judge::Subject;
+use crate::scenario::{self, Compiled, Scenario};
+use rsmc_spec::model::RsModel;
+use rsmc_spec::profile::Profile;
+use std::path::Path;
+
+/// A loaded scenario and its model.
+pub struct Prepared {
+    pub scenario: Scenario,
+    pub compiled: Compiled,
+    pub model: RsModel,
+    /// Each scenario step as a command line.
+    pub steps: Vec<String>,
+}
+
+impl Prepared {
+    /// Load `path`; `profile` applies unless the scenario names its own.
+    pub fn load(path: &Path, profile: Profile) -> Result<Prepared, InputError> {
+        let scenario = scenario::load(path)?;
+        let compiled = scenario::compile(&scenario, profile)?;
+        let model = RsModel::scripted(
+            compiled.config.clone(),
+            compiled.profile,
+            compiled.script.clone(),
+        )
+        .map_err(|e| InputError::in_file(path, e))?;
+        let steps = scenario.steps.iter().map(|s| s.command()).collect();
+        Ok(Prepared {
+            scenario,
+            compiled,
+            model,
+            steps,
+        })
+    }
+
+    /// What the oracle judges and replays.
+    pub fn subject(&self) -> Subject<'_> {
+        Subject {
+            name: &self.scenario.name,
+            model: &self.model,
+            origin: &self.compiled.origin,
+            steps: &self.steps,
+        }
+    }
+}

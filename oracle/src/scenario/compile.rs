@@ -1,0 +1,142 @@
+//! A scenario in model terms: the script the model runs, and the configuration it runs under.
+
+use super::step::StepKind;
+use super::Scenario;
+use crate::manifest::Object;
+use crate::yaml::Error;
+use rsmc_spec::config::Config;
+use rsmc_spec::model::{Action, Script, ScriptStep};
+use rsmc_spec::profile::Profile;
+use std::collections::BTreeSet;
+
+/// What a scenario compiles to.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The scenario's profile, or the default one given to [`compile`].
+    pub profile: Profile,
+    pub config: Config,
+    pub script: Script,
+    /// For each script step, the index of the scenario step it comes from. An apply of several
+    /// manifests and a wait of several seconds give several script steps; the final settle
+    /// [`compile`] appends is attributed to the last step, whose effects it waits for.
+    pub origin: Vec<usize>,
+}
+
+/// The most workers worth exploring: kube-controller-manager's default
+/// `--concurrent-replicaset-syncs`, and the model's limit.
+const MAX_WORKERS: usize = 5;
+
+/// The script of `scenario`, and a configuration for it: the `small` preset with
+///
+/// - `controller.workers`: the number of distinct ReplicaSet names the scenario applies,
+///   clamped to 1..=5. The work queue never hands one key to two workers at once, so more
+///   workers than keys add no behaviour; kube-controller-manager runs 5.
+/// - `informer.maxLag` and the script's `createFailures` from the scenario's bounds.
+/// - `environment.secondLeader` when the scenario starts a second leader (the model keeps a
+///   slot for it only then), and `nodes` from the scenario.
+///
+/// The preset's declarations and budgets are not used by a scripted run. A script that does not
+/// end with a settle gets one, so that every run ends where it can be observed.
+pub fn compile(scenario: &Scenario, default_profile: Profile) -> Result<Compiled, Error> {
+    scenario.check()?;
+    let mut steps = Vec::new();
+    let mut origin = Vec::new();
+    for (i, step) in scenario.steps.iter().enumerate() {
+        for s in script_steps(&step.kind) {
+            steps.push(s);
+            origin.push(i);
+        }
+    }
+    if !matches!(steps.last(), Some(ScriptStep::Settle)) {
+        steps.push(ScriptStep::Settle);
+        origin.push(scenario.steps.len() - 1);
+    }
+    Ok(Compiled {
+        profile: scenario.profile.unwrap_or(default_profile),
+        config: scenario.config(),
+        script: Script {
+            steps,
+            create_failures: scenario.bounds.create_failures,
+        },
+        origin,
+    })
+}
+
+impl Scenario {
+    /// The configuration [`compile`] gives the model (see there). Not yet validated.
+    pub(super) fn config(&self) -> Config {
+        let mut config = Config::preset("small").expect("the small preset exists");
+        let names: BTreeSet<&str> = self
+            .steps
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StepKind::Apply(apply) => Some(apply),
+                _ => None,
+            })
+            .flat_map(|apply| &apply.manifests)
+            .filter(|m| matches!(m.object, Object::ReplicaSet(_)))
+            .map(|m| m.object.name())
+            .collect();
+        config.controller.workers = names.len().clamp(1, MAX_WORKERS) as u32;
+        config.informer.max_lag = self.bounds.max_lag;
+        config.environment.create_failures = self.bounds.create_failures;
+        config.environment.second_leader = self
+            .steps
+            .iter()
+            .any(|s| matches!(s.kind, StepKind::StartSecondLeader));
+        config.nodes = self.nodes.clone();
+        config
+    }
+}
+
+/// The script steps of one scenario step.
+fn script_steps(kind: &StepKind) -> Vec<ScriptStep> {
+    let one = |action| vec![ScriptStep::Move(action)];
+    match kind {
+        StepKind::Apply(apply) => apply
+            .manifests
+            .iter()
+            .map(|m| {
+                ScriptStep::Move(match &m.object {
+                    Object::ReplicaSet(rs) => Action::ApplyReplicaSet {
+                        replicaset: rs.clone(),
+                    },
+                    Object::Pod(pod) => Action::ApplyPod { pod: pod.clone() },
+                })
+            })
+            .collect(),
+        StepKind::Scale {
+            replicaset,
+            replicas,
+        } => one(Action::ScaleReplicaSet {
+            name: replicaset.clone(),
+            replicas: *replicas,
+        }),
+        StepKind::DeleteReplicaSet {
+            replicaset,
+            propagation,
+        } => one(Action::DeleteReplicaSet {
+            name: replicaset.clone(),
+            propagation: *propagation,
+        }),
+        StepKind::Pods { selection, action } => vec![ScriptStep::Pods {
+            pods: selection.clone(),
+            action: action.clone(),
+        }],
+        StepKind::Wait { seconds } => vec![ScriptStep::Move(Action::Tick); *seconds as usize],
+        StepKind::RestartController { controller } => one(Action::CrashController {
+            controller: *controller,
+        }),
+        StepKind::ExpireExpectations {
+            controller,
+            replicaset,
+        } => one(Action::ExpireExpectations {
+            controller: *controller,
+            key: replicaset.clone(),
+        }),
+        StepKind::Relist { watcher } => one(Action::Relist { watcher: *watcher }),
+        StepKind::StartSecondLeader => one(Action::StartSecondLeader),
+        StepKind::StopFirstLeader => one(Action::StopFirstLeader),
+        StepKind::Settle => vec![ScriptStep::Settle],
+    }
+}

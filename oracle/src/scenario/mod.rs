@@ -1,0 +1,274 @@
+//! Scenarios: what a user does to a cluster, step by step, as a file that both the model and a
+//! real cluster can run.
+//!
+//! A scenario fixes the environment's moves (kubectl commands, the kubelet's reports, faults)
+//! and leaves the system free: the model explores every interleaving of informers, workers, the
+//! API server and the garbage collector between two steps, and a conformance runner replays the
+//! same steps on a cluster. `settle` steps are where the two are compared.
+//!
+//! # The format
+//!
+//! ```yaml
+//! name: frontend
+//! description: >-
+//!   The seed's frontend.yaml: three pods are created and owned by frontend.
+//! profile: k8s-1.20          # optional; default: the command line's --profile
+//! nodes: [node-1]            # optional: the (fake) nodes pods may be bound to
+//! bounds: {maxLag: 1, createFailures: 0}   # optional; these are the defaults
+//! steps:
+//!   - apply: manifests/frontend.yaml
+//!   - settle
+//!   - ready: {pods: {of: frontend}}
+//!   - settle
+//! ```
+//!
+//! - `name` (required), `description` (cite the documentation the scenario reproduces).
+//! - `profile`: `k8s-1.20` or `upstream`.
+//! - `nodes`: every node a step or a manifest binds a pod to must be listed. Nodes are names
+//!   only: there is no scheduler, pods are bound by `apply … nodeName` and `schedule` steps.
+//! - `bounds.maxLag` (1 to 8, default 1): how many events of one resource type an informer may
+//!   be behind; a step that writes waits until every informer is less than that far behind.
+//!   A sync still acts on whatever stale cache it started from while later writes land, so 1
+//!   already explores stale decisions; larger values let syncs start from staler caches, at a
+//!   steep cost (the seed's frontend.yaml: 15 thousand states at 1, 534 thousand at 2). `bounds.createFailures` (default 0): how many pod
+//!   creations the API server may reject (an exceeded quota), anywhere in the run.
+//!
+//! ## Steps
+//!
+//! A step is a keyword alone (`- settle`) or a keyword with its arguments (`- scale: {…}`).
+//!
+//! | step | what it is |
+//! |---|---|
+//! | `apply: manifests/frontend.yaml` | `kubectl apply -f`: every manifest in the file (`---`-separated), in order. The path is relative to the scenario file. |
+//! | `apply: {file: manifests/pod-rs.yaml, nodeName: node-1}` | the same, each pod bound to the node at creation, as a scheduler would bind it at once (a bound pod is deleted gracefully: it stays `Terminating` until `finishDeletion`). |
+//! | `apply: {manifest: {apiVersion: v1, kind: Pod, …}}` | a manifest inline: one object or a list of them. |
+//! | `scale: {replicaset: frontend, replicas: 5}` | `kubectl scale rs/frontend --replicas=5` |
+//! | `delete: {replicaset: frontend, cascade: orphan}` | `kubectl delete rs/frontend --cascade=…`: `background` (kubectl's default, also when `cascade` is left out), `foreground` or `orphan`. |
+//! | `delete: {pod: pod1}` | `kubectl delete pod/pod1`; with a pod selection, every selected pod. |
+//! | `label: {pods: {of: frontend}, count: 1, set: {tier: debug}, remove: [track]}` | `kubectl label … tier=debug track- --overwrite` |
+//! | `unlabel: {pod: pod1, keys: [tier]}` | `kubectl label pod/pod1 tier-` |
+//! | `schedule: {pods: all, node: node-1}` | the scheduler binds each selected pod to the node. |
+//! | `ready`, `unready`, `fail`, `finishDeletion`: `{pods: …}` | the kubelet reports each selected pod Running and Ready, Running and not Ready, Failed; or confirms its graceful deletion. |
+//! | `wait: 1s` | whole seconds pass, each one a model `Tick` (the ranking compares whole-second timestamps); less than 300s, since 5 minutes would let a real controller's expectations expire, which the model does only at `expireExpectations`. |
+//! | `restartController`, `restartController: {controller: 1}` | the controller crashes and restarts: its queue and expectations are lost and its informers relist. |
+//! | `expireExpectations: {replicaset: frontend, controller: 0}` | the controller's expectations for the ReplicaSet time out (5 minutes on a cluster). |
+//! | `relist: controller`, `relist: garbage-collector`, `relist: {controller: 1}` | a watch expires and the informer relists. |
+//! | `startSecondLeader`, `stopFirstLeader` | a second controller instance starts while the first runs; then the first stops (a leader handover). Controller 1 exists only after `startSecondLeader`. |
+//! | `settle` | wait until nothing in the cluster moves: the points where model and cluster are compared. |
+//!
+//! Pod selections are evaluated when the step runs, as a client's list would be: `pod: NAME`,
+//! or `pods:` one of `all`, a list of names, `{of: frontend}` (the pods the live ReplicaSet
+//! `frontend` controls), `{labels: {tier: frontend}}` (like `kubectl -l`), or `{selector:
+//! {matchExpressions: […]}}`; with `count: N`, any N of them (the model explores every choice).
+//! Pods the controller creates have generated names, so select them by owner or labels.
+//!
+//! A scenario that does not end with `settle` gets one: every run ends where it can be
+//! observed.
+//!
+//! Manifests are checked field by field against what the model covers ([`crate::manifest`]).
+//! Every mistake is reported with the file, line and column and the field's path:
+//! `scenarios/x.yaml:12:5: steps[3].scale.replicas: invalid type: string "three", expected
+//! i32`.
+//!
+//! # Use
+//!
+//! [`load`] reads a file, [`compile`] gives the model's script and configuration, and
+//! [`Scenario::to_yaml`] writes a scenario back. [`Scenario::new`] and [`from_actions`] build one
+//! from a model run's environment moves.
+
+mod compile;
+mod parse;
+mod step;
+mod write;
+
+pub use crate::yaml::Error;
+pub use compile::{compile, Compiled};
+pub use step::{Apply, ApplySource, Step, StepKind};
+pub use write::from_actions;
+
+use crate::yaml::{cannot_read, FieldPath, Seg};
+use rsmc_spec::api::names::is_dns1123_subdomain;
+use rsmc_spec::model::{PodAction, PodSet, Watcher};
+use rsmc_spec::profile::Profile;
+use std::path::{Path, PathBuf};
+
+/// A scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// The profile the scenario is written for; `None`: the command line's.
+    pub profile: Option<Profile>,
+    /// The nodes pods may be bound to.
+    pub nodes: Vec<String>,
+    pub bounds: Bounds,
+    /// The file the scenario was read from (or will be written to); manifest paths are
+    /// relative to its directory.
+    pub path: PathBuf,
+    pub steps: Vec<Step>,
+}
+
+/// How far the model lets the system stray (see the format's `bounds`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Events of one resource type an informer may be behind.
+    pub max_lag: u32,
+    /// Pod creations the API server may reject, anywhere in the run.
+    pub create_failures: u32,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            max_lag: 1,
+            create_failures: 0,
+        }
+    }
+}
+
+/// Reads a scenario file and the manifests it applies.
+pub fn load(path: &Path) -> Result<Scenario, Error> {
+    load_str(path, &crate::yaml::read(path)?)
+}
+
+/// A scenario from its text, as if read from `path` (which anchors its manifest paths).
+pub fn load_str(path: &Path, text: &str) -> Result<Scenario, Error> {
+    parse::parse(path, text)
+}
+
+/// Every scenario (`*.yaml`) directly in `dir`, in name order.
+pub fn load_dir(dir: &Path) -> Result<Vec<Scenario>, Error> {
+    let unreadable = |e: std::io::Error| Error::in_file(dir, cannot_read(&e));
+    let mut paths = std::fs::read_dir(dir)
+        .map_err(unreadable)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(unreadable)?;
+    paths.retain(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml"));
+    paths.sort();
+    paths.iter().map(|p| load(p)).collect()
+}
+
+impl Scenario {
+    /// Fails on what [`load`] would reject in a scenario built in memory: nodes not listed,
+    /// impossible bounds, controller 1 before `startSecondLeader`, waits out of range.
+    pub fn check(&self) -> Result<(), Error> {
+        let Some((field, message)) = self.problem() else {
+            return Ok(());
+        };
+        let position = match field.0.as_slice() {
+            [Seg::Key(k), Seg::Index(i), ..] if k == "steps" => {
+                self.steps.get(*i).and_then(|s| s.position)
+            }
+            _ => None,
+        };
+        Err(Error::at(
+            &self.path,
+            position,
+            format!("{field}: {message}"),
+        ))
+    }
+
+    /// The first thing wrong with the scenario as a whole, with the field it is about.
+    fn problem(&self) -> Option<(FieldPath, String)> {
+        let root = FieldPath::root();
+        if self.name.is_empty() {
+            return Some((root.key("name"), "must not be empty".into()));
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            if !is_dns1123_subdomain(node) {
+                return Some((
+                    root.key("nodes").index(i),
+                    format!("{node:?} is not a valid node name (a DNS-1123 subdomain)"),
+                ));
+            }
+            if self.nodes[..i].contains(node) {
+                return Some((root.key("nodes").index(i), format!("duplicate node {node}")));
+            }
+        }
+        if let Err((field, message)) = self.config().validate() {
+            let field = match field.as_str() {
+                "informer.maxLag" => "bounds.maxLag".to_string(),
+                _ => field,
+            };
+            return Some((FieldPath::parse(&field), message));
+        }
+        if self.bounds.create_failures > u32::from(u8::MAX) {
+            return Some((
+                root.key("bounds").key("createFailures"),
+                format!("expected at most {}", u8::MAX),
+            ));
+        }
+        if self.steps.is_empty() {
+            return Some((root.key("steps"), "expected at least one step".into()));
+        }
+        let mut second_leader = false;
+        for (i, step) in self.steps.iter().enumerate() {
+            let at = root.key("steps").index(i).key(step.kind.keyword());
+            if let Some(message) = self.step_problem(&step.kind, second_leader) {
+                return Some((at, message));
+            }
+            if let Some(node) = step
+                .nodes()
+                .into_iter()
+                .find(|n| !self.nodes.iter().any(|m| m == n))
+            {
+                return Some((
+                    at,
+                    format!(
+                        "node {node} is not in `nodes` ({})",
+                        if self.nodes.is_empty() {
+                            "none listed".to_string()
+                        } else {
+                            self.nodes.join(", ")
+                        }
+                    ),
+                ));
+            }
+            second_leader |= matches!(step.kind, StepKind::StartSecondLeader);
+        }
+        None
+    }
+
+    /// What is wrong with one step, given whether a second leader has started before it.
+    fn step_problem(&self, kind: &StepKind, second_leader: bool) -> Option<String> {
+        let controller = match kind {
+            StepKind::RestartController { controller }
+            | StepKind::ExpireExpectations { controller, .. }
+            | StepKind::Relist {
+                watcher: Watcher::Controller(controller),
+            } => Some(*controller),
+            _ => None,
+        };
+        match (kind, controller) {
+            (_, Some(c)) if c > 1 => Some(format!(
+                "controller {c}: expected 0 (the first instance) or 1 (the second leader)"
+            )),
+            (_, Some(1)) if !second_leader => {
+                Some("controller 1 runs only after a startSecondLeader step".into())
+            }
+            (StepKind::StopFirstLeader, _) if !second_leader => {
+                Some("needs an earlier startSecondLeader step".into())
+            }
+            (StepKind::Wait { seconds }, _) if *seconds == 0 || *seconds >= 300 => Some(format!(
+                "{seconds}s: expected 1s to 299s (from 5 minutes on, a real controller's expectations expire, which the model does only at an expireExpectations step)"
+            )),
+            (StepKind::Pods { selection, action }, _) => {
+                if selection.count == Some(0) {
+                    Some("count: expected at least 1".into())
+                } else if matches!(&selection.set, PodSet::Names(n) if n.is_empty()) {
+                    Some("pods: names no pod".into())
+                } else if matches!(action, PodAction::Label { set, remove } if set.is_empty() && remove.is_empty())
+                {
+                    Some("changes no label: give `set` or `remove`".into())
+                } else {
+                    None
+                }
+            }
+            (StepKind::Apply(apply), _) if apply.manifests.is_empty() => {
+                Some("applies no manifest".into())
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,517 @@
+//! Reading a scenario file: the format the module documentation describes, with an error at
+//! the line of every mistake.
+
+use super::step::{Apply, ApplySource, Step, StepKind};
+use super::{Bounds, Scenario};
+use crate::manifest::{self, Manifest, Object};
+use crate::yaml::{self, describe, Document, Error, FieldPath, Fields, Seg};
+use rsmc_spec::api::Propagation;
+use rsmc_spec::model::{PodAction, PodSelection, PodSet, Watcher};
+use rsmc_spec::object::{LabelSelector, Labels, Pod};
+use rsmc_spec::profile::Profile;
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What a step reader has at hand.
+struct Ctx<'a> {
+    doc: &'a Document,
+    /// The scenario file's directory: manifest paths are relative to it.
+    dir: PathBuf,
+}
+
+/// Reads the step kind's arguments at the path.
+type Reader = fn(&Ctx, &FieldPath) -> Result<StepKind, Error>;
+
+/// Every step kind: its keyword, how it is written, and its reader.
+const KINDS: &[(&str, &str, Reader)] = &[
+    (
+        "apply",
+        "apply: FILE | {file: FILE, nodeName: NODE} | {manifest: MANIFEST or [MANIFEST, …], nodeName: NODE}",
+        apply,
+    ),
+    ("scale", "scale: {replicaset: NAME, replicas: N}", scale),
+    (
+        "delete",
+        "delete: {replicaset: NAME, cascade: background|foreground|orphan} | {pod: NAME} | {pods: PODS, count: N}",
+        delete,
+    ),
+    (
+        "label",
+        "label: {pod: NAME | pods: PODS, count: N, set: {KEY: VALUE, …}, remove: [KEY, …]}",
+        |c, p| pod_step(c, p, label),
+    ),
+    (
+        "unlabel",
+        "unlabel: {pod: NAME | pods: PODS, count: N, keys: [KEY, …]}",
+        |c, p| pod_step(c, p, unlabel),
+    ),
+    (
+        "schedule",
+        "schedule: {pod: NAME | pods: PODS, count: N, node: NODE}",
+        |c, p| {
+            pod_step(c, p, |f| {
+                Ok(PodAction::Schedule {
+                    node: f.required("node")?,
+                })
+            })
+        },
+    ),
+    ("ready", "ready: {pod: NAME | pods: PODS, count: N}", |c, p| {
+        pod_step(c, p, |_| Ok(PodAction::Ready))
+    }),
+    (
+        "unready",
+        "unready: {pod: NAME | pods: PODS, count: N}",
+        |c, p| pod_step(c, p, |_| Ok(PodAction::Unready)),
+    ),
+    ("fail", "fail: {pod: NAME | pods: PODS, count: N}", |c, p| {
+        pod_step(c, p, |_| Ok(PodAction::Fail))
+    }),
+    (
+        "finishDeletion",
+        "finishDeletion: {pod: NAME | pods: PODS, count: N}",
+        |c, p| pod_step(c, p, |_| Ok(PodAction::FinishDeletion)),
+    ),
+    ("wait", "wait: Ns (whole seconds, e.g. 1s)", wait),
+    (
+        "restartController",
+        "restartController | restartController: {controller: N}",
+        restart_controller,
+    ),
+    (
+        "expireExpectations",
+        "expireExpectations: {replicaset: NAME, controller: N}",
+        expire_expectations,
+    ),
+    (
+        "relist",
+        "relist: controller | garbage-collector | {controller: N}",
+        relist,
+    ),
+    ("startSecondLeader", "startSecondLeader", |c, p| {
+        no_arguments(c, p, StepKind::StartSecondLeader)
+    }),
+    ("stopFirstLeader", "stopFirstLeader", |c, p| {
+        no_arguments(c, p, StepKind::StopFirstLeader)
+    }),
+    ("settle", "settle", |c, p| no_arguments(c, p, StepKind::Settle)),
+];
+
+/// The keywords of the step kinds, for messages.
+fn keywords() -> Vec<&'static str> {
+    KINDS.iter().map(|(k, _, _)| *k).collect()
+}
+
+/// A scenario from its text; `path` names it in errors and anchors manifest paths.
+pub(super) fn parse(path: &Path, text: &str) -> Result<Scenario, Error> {
+    let docs = yaml::load_str(path, text)?;
+    let doc = match docs.as_slice() {
+        [doc] if !doc.value().is_null() => doc,
+        [] | [_] => return Err(Error::in_file(path, "empty scenario file")),
+        [_, second, ..] => {
+            return Err(Error::at(
+                path,
+                second.start(),
+                "a scenario file holds one YAML document",
+            ))
+        }
+    };
+    let ctx = Ctx {
+        doc,
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    let root = FieldPath::root();
+    let mut top = doc.fields(&root)?;
+    let name: String = top.required("name")?;
+    let description: String = top.optional("description")?.unwrap_or_default();
+    let profile = match top.optional::<String>("profile")? {
+        None => None,
+        Some(p) => Some(
+            p.parse::<Profile>()
+                .map_err(|e| top.error_at("profile", e))?,
+        ),
+    };
+    let nodes: Vec<String> = top.optional("nodes")?.unwrap_or_default();
+    let bounds = if top.has("bounds") {
+        bounds(doc, &root.key("bounds"))?
+    } else {
+        Bounds::default()
+    };
+    let steps_path = root.key("steps");
+    let count = match top.raw("steps") {
+        Some(Value::Array(items)) => items.len(),
+        Some(other) => {
+            return Err(doc.error(
+                &steps_path,
+                format!(
+                    "invalid type: {}, expected a list of steps",
+                    describe(other)
+                ),
+            ))
+        }
+        None => return Err(top.error("missing field `steps`")),
+    };
+    top.finish()?;
+    let steps = (0..count)
+        .map(|i| step(&ctx, &steps_path.index(i)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let scenario = Scenario {
+        name,
+        description,
+        profile,
+        nodes,
+        bounds,
+        path: path.to_path_buf(),
+        steps,
+    };
+    match scenario.problem() {
+        Some((field, message)) => Err(doc.error(&field, message)),
+        None => Ok(scenario),
+    }
+}
+
+fn bounds(doc: &Document, path: &FieldPath) -> Result<Bounds, Error> {
+    let mut f = doc.fields(path)?;
+    let default = Bounds::default();
+    let bounds = Bounds {
+        max_lag: f.optional("maxLag")?.unwrap_or(default.max_lag),
+        create_failures: f
+            .optional("createFailures")?
+            .unwrap_or(default.create_failures),
+    };
+    f.finish()?;
+    Ok(bounds)
+}
+
+/// One step: a keyword alone (`settle`), or a mapping of one keyword to its arguments.
+fn step(ctx: &Ctx, path: &FieldPath) -> Result<Step, Error> {
+    let doc = ctx.doc;
+    let (keyword, args) = match doc.get(path) {
+        Some(Value::String(k)) => (k.as_str(), path.key(k)),
+        Some(Value::Object(map)) if map.len() == 1 => {
+            let k = map.keys().next().expect("one key");
+            (k.as_str(), path.key(k))
+        }
+        Some(Value::Object(map)) => {
+            let keys: Vec<String> = map.keys().map(|k| format!("`{k}`")).collect();
+            return Err(doc.error(
+                path,
+                format!(
+                    "a step has exactly one kind, this one has {} (check the indentation of its arguments)",
+                    if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
+                ),
+            ));
+        }
+        other => {
+            return Err(doc.error(
+                path,
+                format!(
+                    "invalid type: {}, expected a step such as `settle` or `scale: {{…}}`",
+                    describe(other.unwrap_or(&Value::Null))
+                ),
+            ))
+        }
+    };
+    let Some((_, _, read)) = KINDS.iter().find(|(k, _, _)| *k == keyword) else {
+        return Err(doc.error(
+            &args,
+            format!(
+                "unknown step kind `{keyword}`, expected one of {}",
+                keywords().join(", ")
+            ),
+        ));
+    };
+    Ok(Step {
+        position: doc.position(path),
+        kind: read(ctx, &args)?,
+    })
+}
+
+/// How the step kind whose arguments are at `path` (`steps[3].scale`) is written.
+fn usage(path: &FieldPath) -> &'static str {
+    let keyword = match path.0.last() {
+        Some(Seg::Key(k)) => k.as_str(),
+        _ => "",
+    };
+    KINDS
+        .iter()
+        .find(|(k, _, _)| *k == keyword)
+        .map_or("", |(_, usage, _)| usage)
+}
+
+/// An error about the shape of a step's arguments, with how they are written.
+fn shape_error(ctx: &Ctx, path: &FieldPath, message: impl std::fmt::Display) -> Error {
+    ctx.doc
+        .error(path, format!("{message}; write it as `{}`", usage(path)))
+}
+
+/// The arguments' mapping.
+fn arguments<'a>(ctx: &'a Ctx, path: &FieldPath) -> Result<Fields<'a>, Error> {
+    match ctx.doc.get(path) {
+        Some(Value::Object(_)) => ctx.doc.fields(path),
+        None | Some(Value::Null) => Err(shape_error(ctx, path, "missing arguments")),
+        Some(other) => Err(shape_error(
+            ctx,
+            path,
+            format!("invalid type: {}, expected a mapping", describe(other)),
+        )),
+    }
+}
+
+fn no_arguments(ctx: &Ctx, path: &FieldPath, kind: StepKind) -> Result<StepKind, Error> {
+    match ctx.doc.get(path) {
+        None | Some(Value::Null) => Ok(kind),
+        Some(other) => Err(shape_error(
+            ctx,
+            path,
+            format!("takes no arguments, got {}", describe(other)),
+        )),
+    }
+}
+
+fn apply(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
+    let doc = ctx.doc;
+    // `file` is `None` for inline manifests.
+    let (file, node_name) = match doc.get(path) {
+        Some(Value::String(file)) => (Some(file.clone()), None),
+        _ => {
+            let mut f = arguments(ctx, path)?;
+            let file = f.optional::<String>("file")?;
+            if file.is_some() == f.has("manifest") {
+                return Err(f.error("give either `file` or `manifest`"));
+            }
+            let node_name = f.optional::<String>("nodeName")?;
+            f.finish()?;
+            (file, node_name)
+        }
+    };
+    let (source, mut manifests) = match file {
+        Some(file) => {
+            let full = ctx.dir.join(&file);
+            let manifests = manifest::load_file(&full).map_err(|e| match e.position {
+                // A file that cannot be read (or holds nothing) is named at the step.
+                None => doc.error(path, e),
+                Some(_) => e,
+            })?;
+            (ApplySource::File(PathBuf::from(file)), manifests)
+        }
+        None => {
+            let at = path.key("manifest");
+            let parts = match doc.get(&at) {
+                Some(Value::Array(items)) => (0..items.len()).map(|i| at.index(i)).collect(),
+                _ => vec![at],
+            };
+            let manifests = parts
+                .iter()
+                .map(|p| manifest::from_document(&doc.subdocument(p)))
+                .collect::<Result<Vec<_>, _>>()?;
+            (ApplySource::Inline, manifests)
+        }
+    };
+    if let Some(node) = &node_name {
+        for m in &mut manifests {
+            bind(m, node).map_err(|message| doc.error(&path.key("nodeName"), message))?;
+        }
+    }
+    Ok(StepKind::Apply(Apply {
+        source,
+        node_name,
+        manifests,
+    }))
+}
+
+/// Binds a pod manifest to `node` at creation, in the model object and the raw manifest alike.
+fn bind(m: &mut Manifest, node: &str) -> Result<(), String> {
+    let Object::Pod(pod) = &m.object else {
+        return Err(format!(
+            "binds pods, but the manifests include {} {}",
+            m.object.kind(),
+            m.object.name()
+        ));
+    };
+    if let Some(other) = pod.node_name.as_deref().filter(|n| *n != node) {
+        return Err(format!(
+            "{node} conflicts with pod {}'s spec.nodeName {other}",
+            pod.meta.name
+        ));
+    }
+    m.object = Object::Pod(Arc::new(Pod {
+        node_name: Some(node.to_string()),
+        ..Pod::clone(pod)
+    }));
+    m.raw["spec"]["nodeName"] = Value::String(node.to_string());
+    Ok(())
+}
+
+fn scale(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
+    let mut f = arguments(ctx, path)?;
+    let kind = StepKind::Scale {
+        replicaset: f.required("replicaset")?,
+        replicas: f.required("replicas")?,
+    };
+    f.finish()?;
+    Ok(kind)
+}
+
+/// `kubectl delete --cascade=`.
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Cascade {
+    Background,
+    Foreground,
+    Orphan,
+}
+
+fn delete(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
+    let mut f = arguments(ctx, path)?;
+    if !f.has("replicaset") {
+        return pod_step(ctx, path, |_| Ok(PodAction::Delete));
+    }
+    let replicaset = f.required("replicaset")?;
+    let propagation = match f.optional("cascade")? {
+        None | Some(Cascade::Background) => Propagation::Background,
+        Some(Cascade::Foreground) => Propagation::Foreground,
+        Some(Cascade::Orphan) => Propagation::Orphan,
+    };
+    f.finish()?;
+    Ok(StepKind::DeleteReplicaSet {
+        replicaset,
+        propagation,
+    })
+}
+
+/// A step that acts on selected pods: the selection, then the action's own fields.
+fn pod_step(
+    ctx: &Ctx,
+    path: &FieldPath,
+    action: impl FnOnce(&mut Fields) -> Result<PodAction, Error>,
+) -> Result<StepKind, Error> {
+    let mut f = arguments(ctx, path)?;
+    let selection = selection(ctx, &mut f)?;
+    let action = action(&mut f)?;
+    f.finish()?;
+    Ok(StepKind::Pods { selection, action })
+}
+
+/// `pod: NAME` or `pods: all | [NAME, …] | {of: RS} | {labels: {…}} | {selector: {…}}`, and
+/// `count: N`.
+fn selection(ctx: &Ctx, f: &mut Fields) -> Result<PodSelection, Error> {
+    let pod = f.optional::<String>("pod")?;
+    let has_pods = f.has("pods");
+    let count = f.optional::<u32>("count")?;
+    let set = match (pod, has_pods) {
+        (Some(name), false) => PodSet::Names(vec![name]),
+        (None, true) => pod_set(ctx, &f.path_of("pods"))?,
+        _ => return Err(f.error("give either `pod: NAME` or `pods: …`")),
+    };
+    Ok(PodSelection { set, count })
+}
+
+fn pod_set(ctx: &Ctx, path: &FieldPath) -> Result<PodSet, Error> {
+    let doc = ctx.doc;
+    let expected = "expected `all`, a list of pod names, {of: REPLICASET}, {labels: {KEY: VALUE}} or {selector: LABELSELECTOR}";
+    match doc.get(path) {
+        Some(Value::String(s)) if s == "all" => Ok(PodSet::All),
+        Some(Value::String(s)) => Err(doc.error(
+            path,
+            format!("{expected}, got {s:?} (one pod by name is `pod: {s}`)"),
+        )),
+        Some(Value::Array(_)) => Ok(PodSet::Names(doc.deserialize_at(path)?)),
+        Some(Value::Object(_)) => {
+            let mut f = doc.fields(path)?;
+            let of = f.optional::<String>("of")?;
+            let labels = f.optional::<Labels>("labels")?;
+            let selector = f.optional::<LabelSelector>("selector")?;
+            f.finish()?;
+            match (of, labels, selector) {
+                (Some(rs), None, None) => Ok(PodSet::ControlledBy(rs)),
+                (None, Some(labels), None) => Ok(PodSet::Matching(LabelSelector {
+                    match_labels: labels,
+                    match_expressions: vec![],
+                })),
+                (None, None, Some(selector)) => Ok(PodSet::Matching(selector)),
+                _ => Err(doc.error(path, "give exactly one of `of`, `labels`, `selector`")),
+            }
+        }
+        other => Err(doc.error(
+            path,
+            format!(
+                "{expected}, got {}",
+                describe(other.unwrap_or(&Value::Null))
+            ),
+        )),
+    }
+}
+
+fn label(f: &mut Fields) -> Result<PodAction, Error> {
+    Ok(PodAction::Label {
+        set: f.optional("set")?.unwrap_or_default(),
+        remove: f.optional("remove")?.unwrap_or_default(),
+    })
+}
+
+fn unlabel(f: &mut Fields) -> Result<PodAction, Error> {
+    Ok(PodAction::Label {
+        set: Labels::new(),
+        remove: f.required("keys")?,
+    })
+}
+
+fn wait(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
+    let value = ctx.doc.get(path).unwrap_or(&Value::Null);
+    value
+        .as_str()
+        .and_then(|s| s.strip_suffix('s'))
+        .and_then(|n| n.parse::<u32>().ok())
+        .map(|seconds| StepKind::Wait { seconds })
+        .ok_or_else(|| {
+            shape_error(
+                ctx,
+                path,
+                format!("expected whole seconds, got {}", describe(value)),
+            )
+        })
+}
+
+fn restart_controller(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
+    if ctx.doc.get(path).is_none_or(Value::is_null) {
+        return Ok(StepKind::RestartController { controller: 0 });
+    }
+    let mut f = ctx.doc.fields(path)?;
+    let controller = f.required("controller")?;
+    f.finish()?;
+    Ok(StepKind::RestartController { controller })
+}
+
+fn expire_expectations(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
+    let mut f = arguments(ctx, path)?;
+    let kind = StepKind::ExpireExpectations {
+        replicaset: f.required("replicaset")?,
+        controller: f.optional("controller")?.unwrap_or(0),
+    };
+    f.finish()?;
+    Ok(kind)
+}
+
+fn relist(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
+    let watcher = match ctx.doc.get(path) {
+        Some(Value::String(s)) if s == "controller" => Watcher::Controller(0),
+        Some(Value::String(s)) if s == "garbage-collector" => Watcher::GarbageCollector,
+        Some(Value::Object(_)) => {
+            let mut f = ctx.doc.fields(path)?;
+            let controller = f.required("controller")?;
+            f.finish()?;
+            Watcher::Controller(controller)
+        }
+        other => {
+            return Err(shape_error(
+                ctx,
+                path,
+                format!("got {}", describe(other.unwrap_or(&Value::Null))),
+            ))
+        }
+    };
+    Ok(StepKind::Relist { watcher })
+}

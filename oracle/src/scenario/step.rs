@@ -1,0 +1,313 @@
+//! A scenario step: what it does, where it is written, and how a report shows it.
+
+use crate::manifest::{Manifest, Object};
+use crate::yaml::Pos;
+use rsmc_spec::api::Propagation;
+use rsmc_spec::model::{PodAction, PodSelection, PodSet, Watcher};
+use rsmc_spec::object::render_labels_compact;
+use std::fmt;
+use std::path::PathBuf;
+
+/// One step of a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// Where the step is written (its line), or `None` for a step built in memory.
+    pub position: Option<Pos>,
+    pub kind: StepKind,
+}
+
+/// What a step does. Every environment move of the model has a step kind, so a model run's
+/// environment can be written as a scenario ([`super::from_actions`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepKind {
+    /// `kubectl apply -f`: create (or update) each object, in order.
+    Apply(Apply),
+    /// `kubectl scale rs/NAME --replicas=N`.
+    Scale { replicaset: String, replicas: i32 },
+    /// `kubectl delete rs/NAME --cascade=…`.
+    DeleteReplicaSet {
+        replicaset: String,
+        propagation: Propagation,
+    },
+    /// A user, the scheduler or the kubelet acts on each selected pod.
+    Pods {
+        selection: PodSelection,
+        action: PodAction,
+    },
+    /// Seconds pass (each one a model `Tick`).
+    Wait { seconds: u32 },
+    /// A kube-controller-manager's ReplicaSet controller crashes and restarts, losing its
+    /// memory (queue, expectations) and relisting.
+    RestartController { controller: u8 },
+    /// A controller's expectations for a ReplicaSet time out (5 minutes in a real cluster).
+    ExpireExpectations { controller: u8, replicaset: String },
+    /// A watch expires and the informer relists.
+    Relist { watcher: Watcher },
+    /// A second controller instance starts while the first still runs (a leader handover).
+    StartSecondLeader,
+    /// The first controller instance stops.
+    StopFirstLeader,
+    /// Wait until nothing in the cluster moves; where observations are compared.
+    Settle,
+}
+
+/// An apply step's manifests.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Apply {
+    pub source: ApplySource,
+    /// Every pod of the step is bound to this node at creation, as a scheduler would do at once
+    /// (the raw manifests carry it as `spec.nodeName`).
+    pub node_name: Option<String>,
+    /// The manifests, in the file's order, each with its model object.
+    pub manifests: Vec<Manifest>,
+}
+
+/// Where an apply step's manifests are written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ApplySource {
+    /// A file, as written in the scenario: relative to the scenario file's directory.
+    File(PathBuf),
+    /// In the scenario file itself.
+    Inline,
+}
+
+impl Step {
+    /// A step built in memory.
+    pub fn new(kind: StepKind) -> Step {
+        Step {
+            position: None,
+            kind,
+        }
+    }
+
+    /// An inline apply of model objects, written as [`crate::manifest::to_manifest`] writes
+    /// them.
+    pub fn apply_objects(objects: Vec<Object>) -> Step {
+        Step::new(StepKind::Apply(Apply {
+            source: ApplySource::Inline,
+            node_name: None,
+            manifests: objects.into_iter().map(Manifest::of).collect(),
+        }))
+    }
+
+    /// The step as one line, in kubectl terms where a user takes it.
+    pub fn command(&self) -> String {
+        self.kind.to_string()
+    }
+}
+
+impl StepKind {
+    /// The step-kind keyword the scenario format uses for it.
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            StepKind::Apply(_) => "apply",
+            StepKind::Scale { .. } => "scale",
+            StepKind::DeleteReplicaSet { .. } => "delete",
+            StepKind::Pods { action, .. } => match action {
+                PodAction::Delete => "delete",
+                PodAction::Label { set, .. } if set.is_empty() => "unlabel",
+                PodAction::Label { .. } => "label",
+                PodAction::Schedule { .. } => "schedule",
+                PodAction::Ready => "ready",
+                PodAction::Unready => "unready",
+                PodAction::Fail => "fail",
+                PodAction::FinishDeletion => "finishDeletion",
+            },
+            StepKind::Wait { .. } => "wait",
+            StepKind::RestartController { .. } => "restartController",
+            StepKind::ExpireExpectations { .. } => "expireExpectations",
+            StepKind::Relist { .. } => "relist",
+            StepKind::StartSecondLeader => "startSecondLeader",
+            StepKind::StopFirstLeader => "stopFirstLeader",
+            StepKind::Settle => "settle",
+        }
+    }
+}
+
+/// The pods a selection names, as kubectl arguments (`pod/pod1`, `pods -l tier=frontend`) or,
+/// for the scheduler and the kubelet, in words.
+fn target(selection: &PodSelection, kubectl: bool) -> String {
+    let set = match &selection.set {
+        PodSet::Names(names) => names
+            .iter()
+            .map(|n| format!("pod/{n}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        PodSet::All if kubectl => "pods --all".into(),
+        PodSet::All => "all pods".into(),
+        PodSet::ControlledBy(rs) => format!("pods of {rs}"),
+        PodSet::Matching(selector) => {
+            let s = selector.to_string();
+            if s.contains([' ', '(', '!']) {
+                format!("pods -l '{s}'")
+            } else {
+                format!("pods -l {s}")
+            }
+        }
+    };
+    match selection.count {
+        Some(n) => format!("{set} (any {n})"),
+        None => set,
+    }
+}
+
+impl fmt::Display for StepKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StepKind::Apply(apply) => {
+                f.write_str("kubectl apply")?;
+                match &apply.source {
+                    ApplySource::File(path) => write!(f, " -f {}", path.display())?,
+                    ApplySource::Inline => {
+                        for m in &apply.manifests {
+                            write!(f, " -f {}.yaml", m.object.name())?;
+                        }
+                    }
+                }
+                match &apply.node_name {
+                    Some(node) => write!(f, " (pods bound to {node})"),
+                    None => Ok(()),
+                }
+            }
+            StepKind::Scale {
+                replicaset,
+                replicas,
+            } => write!(f, "kubectl scale rs/{replicaset} --replicas={replicas}"),
+            StepKind::DeleteReplicaSet {
+                replicaset,
+                propagation,
+            } => write!(
+                f,
+                "kubectl delete rs/{replicaset} --cascade={}",
+                propagation.cascade_flag()
+            ),
+            StepKind::Pods { selection, action } => {
+                let kubectl = target(selection, true);
+                let words = target(selection, false);
+                match action {
+                    PodAction::Delete => write!(f, "kubectl delete {kubectl}"),
+                    PodAction::Label { set, remove } => {
+                        write!(f, "kubectl label {kubectl}")?;
+                        if !set.is_empty() {
+                            write!(f, " {}", render_labels_compact(set))?;
+                        }
+                        for key in remove {
+                            write!(f, " {key}-")?;
+                        }
+                        f.write_str(" --overwrite")
+                    }
+                    PodAction::Schedule { node } => write!(f, "scheduler: bind {words} to {node}"),
+                    PodAction::Ready => write!(f, "kubelet: {words} Ready"),
+                    PodAction::Unready => write!(f, "kubelet: {words} not Ready"),
+                    PodAction::Fail => write!(f, "kubelet: {words} Failed"),
+                    PodAction::FinishDeletion => {
+                        write!(f, "kubelet: {words} terminated, deletion completes")
+                    }
+                }
+            }
+            StepKind::Wait { seconds } => write!(f, "wait {seconds}s"),
+            StepKind::RestartController { controller } => write!(
+                f,
+                "fault: replicaset-controller#{controller} crashes and restarts"
+            ),
+            StepKind::ExpireExpectations {
+                controller,
+                replicaset,
+            } => write!(
+                f,
+                "timer: replicaset-controller#{controller} expectations for {replicaset} expire (5m)"
+            ),
+            StepKind::Relist { watcher } => write!(f, "fault: {watcher} watch expires, relists"),
+            StepKind::StartSecondLeader => {
+                f.write_str("fault: replicaset-controller#1 starts while #0 still runs")
+            }
+            StepKind::StopFirstLeader => f.write_str("fault: replicaset-controller#0 steps down"),
+            StepKind::Settle => f.write_str("settle"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rsmc_spec::object::{labels, LabelSelector};
+
+    fn pods(set: PodSet, count: Option<u32>, action: PodAction) -> String {
+        StepKind::Pods {
+            selection: PodSelection { set, count },
+            action,
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn kubectl_style_lines() {
+        assert_eq!(
+            StepKind::Scale {
+                replicaset: "frontend".into(),
+                replicas: 5
+            }
+            .to_string(),
+            "kubectl scale rs/frontend --replicas=5"
+        );
+        assert_eq!(
+            StepKind::DeleteReplicaSet {
+                replicaset: "frontend".into(),
+                propagation: Propagation::Orphan
+            }
+            .to_string(),
+            "kubectl delete rs/frontend --cascade=orphan"
+        );
+        assert_eq!(
+            pods(
+                PodSet::ControlledBy("frontend".into()),
+                Some(1),
+                PodAction::Label {
+                    set: labels(&[("tier", "debug")]),
+                    remove: vec![]
+                }
+            ),
+            "kubectl label pods of frontend (any 1) tier=debug --overwrite"
+        );
+        assert_eq!(
+            pods(
+                PodSet::Matching(LabelSelector::match_labels(&[("tier", "frontend")])),
+                None,
+                PodAction::Delete
+            ),
+            "kubectl delete pods -l tier=frontend"
+        );
+        assert_eq!(
+            pods(
+                PodSet::Names(vec!["pod1".into()]),
+                None,
+                PodAction::Label {
+                    set: Default::default(),
+                    remove: vec!["tier".into()]
+                }
+            ),
+            "kubectl label pod/pod1 tier- --overwrite"
+        );
+        assert_eq!(
+            pods(
+                PodSet::ControlledBy("frontend".into()),
+                None,
+                PodAction::Ready
+            ),
+            "kubelet: pods of frontend Ready"
+        );
+        assert_eq!(
+            pods(PodSet::All, None, PodAction::FinishDeletion),
+            "kubelet: all pods terminated, deletion completes"
+        );
+        assert_eq!(
+            StepKind::Apply(Apply {
+                source: ApplySource::File("manifests/frontend.yaml".into()),
+                node_name: None,
+                manifests: vec![]
+            })
+            .to_string(),
+            "kubectl apply -f manifests/frontend.yaml"
+        );
+    }
+}

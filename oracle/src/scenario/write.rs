@@ -1,0 +1,299 @@
+//! Writing scenarios: as YAML files that [`super::load`] reads back, and from the environment
+//! moves of a model run.
+
+use super::step::{Apply, ApplySource, Step, StepKind};
+use super::{Bounds, Scenario};
+use crate::manifest::Object;
+use crate::yaml::emit;
+use rsmc_spec::model::{Action, PodAction, PodSelection, PodSet, Watcher};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+/// Keys written first, in this order (the rest follow alphabetically): a scenario's header, a
+/// manifest's, and a step's subject before its details.
+const KEY_ORDER: &[&str] = &[
+    "name",
+    "description",
+    "profile",
+    "nodes",
+    "bounds",
+    "steps",
+    "apiVersion",
+    "kind",
+    "metadata",
+    "spec",
+    "file",
+    "manifest",
+    "replicaset",
+    "pod",
+    "pods",
+    "count",
+];
+
+impl Scenario {
+    /// A scenario from parts: the nodes are those its steps use, the profile is left to the
+    /// command line, the bounds are the defaults, and the path is `NAME.yaml`.
+    pub fn new(name: &str, description: &str, steps: Vec<Step>) -> Scenario {
+        let mut scenario = Scenario {
+            name: name.to_string(),
+            description: description.to_string(),
+            profile: None,
+            nodes: Vec::new(),
+            bounds: Bounds::default(),
+            path: PathBuf::from(format!("{name}.yaml")),
+            steps,
+        };
+        let nodes: BTreeSet<&str> = scenario.steps.iter().flat_map(|s| s.nodes()).collect();
+        scenario.nodes = nodes.into_iter().map(String::from).collect();
+        scenario
+    }
+
+    /// The scenario as a YAML file. Apply steps that name a file keep naming it (relative to
+    /// the scenario's directory); others carry their manifests inline.
+    pub fn to_yaml(&self) -> String {
+        let mut top = Map::new();
+        top.insert("name".into(), json!(self.name));
+        if !self.description.is_empty() {
+            top.insert("description".into(), json!(self.description));
+        }
+        if let Some(profile) = self.profile {
+            top.insert("profile".into(), json!(profile.name()));
+        }
+        if !self.nodes.is_empty() {
+            top.insert("nodes".into(), json!(self.nodes));
+        }
+        if self.bounds != Bounds::default() {
+            top.insert(
+                "bounds".into(),
+                json!({"maxLag": self.bounds.max_lag, "createFailures": self.bounds.create_failures}),
+            );
+        }
+        let steps = self.steps.iter().map(|s| step_value(&s.kind)).collect();
+        top.insert("steps".into(), Value::Array(steps));
+        emit::to_string(&Value::Object(top), KEY_ORDER)
+    }
+}
+
+/// A step as the format writes it.
+fn step_value(kind: &StepKind) -> Value {
+    let keyword = kind.keyword();
+    let args = match kind {
+        StepKind::Apply(apply) => apply_value(apply),
+        StepKind::Scale {
+            replicaset,
+            replicas,
+        } => json!({"replicaset": replicaset, "replicas": replicas}),
+        StepKind::DeleteReplicaSet {
+            replicaset,
+            propagation,
+        } => json!({"replicaset": replicaset, "cascade": propagation.cascade_flag()}),
+        StepKind::Pods { selection, action } => {
+            let mut args = selection_value(selection);
+            match action {
+                PodAction::Label { set, remove } if set.is_empty() => {
+                    args.insert("keys".into(), json!(remove));
+                }
+                PodAction::Label { set, remove } => {
+                    args.insert("set".into(), json!(set));
+                    if !remove.is_empty() {
+                        args.insert("remove".into(), json!(remove));
+                    }
+                }
+                PodAction::Schedule { node } => {
+                    args.insert("node".into(), json!(node));
+                }
+                PodAction::Delete
+                | PodAction::Ready
+                | PodAction::Unready
+                | PodAction::Fail
+                | PodAction::FinishDeletion => {}
+            }
+            Value::Object(args)
+        }
+        StepKind::Wait { seconds } => json!(format!("{seconds}s")),
+        StepKind::RestartController { controller: 0 } => Value::Null,
+        StepKind::RestartController { controller } => json!({"controller": controller}),
+        StepKind::ExpireExpectations {
+            controller,
+            replicaset,
+        } => json!({"replicaset": replicaset, "controller": controller}),
+        StepKind::Relist {
+            watcher: Watcher::Controller(0),
+        } => json!("controller"),
+        StepKind::Relist {
+            watcher: Watcher::Controller(c),
+        } => json!({"controller": c}),
+        StepKind::Relist {
+            watcher: Watcher::GarbageCollector,
+        } => json!("garbage-collector"),
+        StepKind::StartSecondLeader | StepKind::StopFirstLeader | StepKind::Settle => Value::Null,
+    };
+    if args.is_null() {
+        json!(keyword)
+    } else {
+        json!({ keyword: args })
+    }
+}
+
+fn apply_value(apply: &Apply) -> Value {
+    let mut args = Map::new();
+    match &apply.source {
+        ApplySource::File(path) if apply.node_name.is_none() => {
+            return json!(path.display().to_string())
+        }
+        ApplySource::File(path) => {
+            args.insert("file".into(), json!(path.display().to_string()));
+        }
+        ApplySource::Inline => {
+            let raws: Vec<&Value> = apply.manifests.iter().map(|m| &m.raw).collect();
+            let manifest = match raws.as_slice() {
+                [one] => (*one).clone(),
+                many => json!(many),
+            };
+            args.insert("manifest".into(), manifest);
+        }
+    }
+    if let Some(node) = &apply.node_name {
+        args.insert("nodeName".into(), json!(node));
+    }
+    Value::Object(args)
+}
+
+fn selection_value(selection: &PodSelection) -> Map<String, Value> {
+    let mut args = Map::new();
+    match &selection.set {
+        PodSet::Names(names) if names.len() == 1 => {
+            args.insert("pod".into(), json!(names[0]));
+        }
+        PodSet::Names(names) => {
+            args.insert("pods".into(), json!(names));
+        }
+        PodSet::All => {
+            args.insert("pods".into(), json!("all"));
+        }
+        PodSet::ControlledBy(rs) => {
+            args.insert("pods".into(), json!({"of": rs}));
+        }
+        PodSet::Matching(selector) if selector.match_expressions.is_empty() => {
+            args.insert("pods".into(), json!({"labels": selector.match_labels}));
+        }
+        PodSet::Matching(selector) => {
+            args.insert("pods".into(), json!({"selector": selector}));
+        }
+    }
+    if let Some(count) = selection.count {
+        args.insert("count".into(), json!(count));
+    }
+    args
+}
+
+impl Step {
+    /// The scenario step for one environment move of a model run; `None` for a system move and
+    /// for the user's listing of pods (part of the pod step that follows it). A move on one pod
+    /// names the pod: names the model generated (`frontend-<suffix>`) do not exist on a real
+    /// cluster, so a scenario meant for replay selects such pods instead (`{of: frontend}`).
+    pub fn from_action(action: &Action) -> Option<Step> {
+        let pod = |name: &String, action: PodAction| StepKind::Pods {
+            selection: PodSelection {
+                set: PodSet::Names(vec![name.clone()]),
+                count: None,
+            },
+            action,
+        };
+        let kind = match action {
+            Action::ApplyReplicaSet { replicaset } => {
+                return Some(Step::apply_objects(vec![Object::ReplicaSet(
+                    replicaset.clone(),
+                )]))
+            }
+            Action::ApplyPod { pod } => {
+                return Some(Step::apply_objects(vec![Object::Pod(pod.clone())]))
+            }
+            Action::ScaleReplicaSet { name, replicas } => StepKind::Scale {
+                replicaset: name.clone(),
+                replicas: *replicas,
+            },
+            Action::DeleteReplicaSet { name, propagation } => StepKind::DeleteReplicaSet {
+                replicaset: name.clone(),
+                propagation: *propagation,
+            },
+            Action::LabelPod { name, set, remove } => pod(
+                name,
+                PodAction::Label {
+                    set: set.clone(),
+                    remove: remove.clone(),
+                },
+            ),
+            Action::DeletePod { name } => pod(name, PodAction::Delete),
+            Action::SchedulePod { name, node } => {
+                pod(name, PodAction::Schedule { node: node.clone() })
+            }
+            Action::PodReady { name } => pod(name, PodAction::Ready),
+            Action::PodUnready { name } => pod(name, PodAction::Unready),
+            Action::PodFailed { name } => pod(name, PodAction::Fail),
+            Action::FinishPodDeletion { name } => pod(name, PodAction::FinishDeletion),
+            Action::Tick => StepKind::Wait { seconds: 1 },
+            Action::CrashController { controller } => StepKind::RestartController {
+                controller: *controller,
+            },
+            Action::ExpireExpectations { controller, key } => StepKind::ExpireExpectations {
+                controller: *controller,
+                replicaset: key.clone(),
+            },
+            Action::Relist { watcher } => StepKind::Relist { watcher: *watcher },
+            Action::StartSecondLeader => StepKind::StartSecondLeader,
+            Action::StopFirstLeader => StepKind::StopFirstLeader,
+            Action::Settle => StepKind::Settle,
+            Action::ListPods
+            | Action::Deliver { .. }
+            | Action::StartSync { .. }
+            | Action::SyncStep { .. }
+            | Action::CreateRejected { .. }
+            | Action::Choose { .. }
+            | Action::Gc { .. } => return None,
+        };
+        Some(Step::new(kind))
+    }
+
+    /// The nodes this step binds pods to.
+    pub fn nodes(&self) -> Vec<&str> {
+        match &self.kind {
+            StepKind::Apply(apply) => apply
+                .manifests
+                .iter()
+                .filter_map(|m| match &m.object {
+                    Object::Pod(pod) => pod.node_name.as_deref(),
+                    Object::ReplicaSet(_) => None,
+                })
+                .chain(apply.node_name.as_deref())
+                .collect(),
+            StepKind::Pods {
+                action: PodAction::Schedule { node },
+                ..
+            } => vec![node],
+            _ => vec![],
+        }
+    }
+}
+
+/// The steps of a model run's environment moves, in order: system moves are left out and
+/// consecutive seconds become one wait.
+pub fn from_actions<'a>(actions: impl IntoIterator<Item = &'a Action>) -> Vec<Step> {
+    let mut steps: Vec<Step> = Vec::new();
+    for step in actions.into_iter().filter_map(Step::from_action) {
+        if let (
+            StepKind::Wait { seconds: more },
+            Some(Step {
+                kind: StepKind::Wait { seconds },
+                ..
+            }),
+        ) = (&step.kind, steps.last_mut())
+        {
+            *seconds += more;
+            continue;
+        }
+        steps.push(step);
+    }
+    steps
+}

@@ -1,0 +1,173 @@
+//! The oracle accepts hand-made observed traces of correct behaviour and rejects doctored
+//! ones, each with a precise message. The traces are in `tests/observed/`; the scenarios
+//! they record are the seed's `frontend.yaml` (in `conformance/scenarios/`) and two small
+//! ones in `tests/scenarios/`.
+
+use rsmc_oracle::judge::{judge, render, Level, Verdict};
+use rsmc_oracle::observed;
+use rsmc_oracle::prepared::Prepared;
+use rsmc_spec::profile::Profile;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+/// Judge `observed` (in tests/observed) against the scenario file at `scenario`.
+fn judge_files(scenario: &Path, observed: &str) -> Verdict {
+    let prepared = Prepared::load(scenario, Profile::K8s120).unwrap();
+    let observed = observed::load(&root().join("tests/observed").join(observed)).unwrap();
+    judge(&prepared.subject(), &observed, 500_000).unwrap()
+}
+
+fn frontend(observed: &str) -> Verdict {
+    judge_files(
+        &root().join("../conformance/scenarios/frontend.yaml"),
+        observed,
+    )
+}
+
+fn ranking(observed: &str) -> Verdict {
+    judge_files(&root().join("tests/scenarios/ranking.yaml"), observed)
+}
+
+fn orphan(observed: &str) -> Verdict {
+    judge_files(&root().join("tests/scenarios/orphan.yaml"), observed)
+}
+
+fn assert_conforms(v: &Verdict) {
+    assert!(v.conforms, "{}", render(v));
+    for p in &v.settle_points {
+        assert!(matches!(p.outcome, Level::Conforms { .. }), "{}", render(v));
+        assert!(matches!(p.trace, Level::Conforms { .. }), "{}", render(v));
+    }
+}
+
+#[test]
+fn correct_runs_conform_at_both_levels() {
+    assert_conforms(&frontend("frontend.observed.json"));
+    assert_conforms(&ranking("ranking.observed.json"));
+    assert_conforms(&orphan("orphan.observed.json"));
+}
+
+/// A surplus pod created and deleted again leaves a correct-looking end state: the outcome
+/// level accepts it, the trace level names the surplus create.
+#[test]
+fn a_surplus_pod_created_then_deleted_is_caught_by_trace_validation() {
+    let v = frontend("frontend-surplus-pod.observed.json");
+    assert!(!v.conforms);
+    let first = &v.settle_points[0];
+    assert!(
+        matches!(first.outcome, Level::Conforms { .. }),
+        "{}",
+        render(&v)
+    );
+    let Level::Diverges { detail, seen, .. } = &first.trace else {
+        panic!("{}", render(&v));
+    };
+    assert_eq!(
+        detail,
+        "recorded event 5 of this segment is not a write the model can make at that point"
+    );
+    assert!(
+        seen.starts_with("ADDED pod/frontend-h5v6d labels=tier=frontend controller=ReplicaSet/frontend (written by the controller or the garbage collector)"),
+        "{seen}"
+    );
+    assert_eq!(first.divergent_step, Some(1));
+    assert_eq!(v.settle_points[1].trace, Level::NotJudged);
+}
+
+/// Deleting the ready pod while a pod that is not ready remains breaks the ranking (not
+/// ready goes first): both levels diverge, the trace level at the delete.
+#[test]
+fn the_wrong_victim_on_scale_down_is_caught_at_both_levels() {
+    let v = ranking("ranking-wrong-victim.observed.json");
+    assert!(!v.conforms);
+    let third = &v.settle_points[2];
+    let Level::Diverges { seen, allowed, .. } = &third.trace else {
+        panic!("{}", render(&v));
+    };
+    assert!(
+        seen.starts_with(
+            "DELETED pod/frontend-x7k2p labels=tier=frontend controller=ReplicaSet/frontend ready"
+        ),
+        "{seen}"
+    );
+    assert!(
+        allowed.iter().any(|a| a.contains("DELETE pods/")
+            && a.contains("DELETED pod/")
+            && !a.contains(" ready")),
+        "the model deletes the pod that is not ready: {allowed:?}"
+    );
+    let Level::Diverges { side_by_side, .. } = &third.outcome else {
+        panic!("{}", render(&v));
+    };
+    let table = side_by_side.as_ref().expect("outcomes show tables");
+    assert!(table.contains("model (closest allowed)"), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with('!') && l.contains("1/1") && l.contains("0/1")),
+        "the differing pod row is marked: {table}"
+    );
+    assert_eq!(third.divergent_step, Some(5));
+}
+
+/// A pod re-adopted by a ReplicaSet that is being deleted, then orphaned again: the end
+/// state is right, the adoption is not.
+#[test]
+fn an_adoption_by_a_deleting_replicaset_is_caught_by_trace_validation() {
+    let v = orphan("orphan-adopted-while-deleting.observed.json");
+    assert!(!v.conforms);
+    let second = &v.settle_points[1];
+    assert!(
+        matches!(second.outcome, Level::Conforms { .. }),
+        "{}",
+        render(&v)
+    );
+    let Level::Diverges { detail, seen, .. } = &second.trace else {
+        panic!("{}", render(&v));
+    };
+    assert_eq!(
+        detail,
+        "recorded event 3 of this segment is not a write the model can make at that point"
+    );
+    assert!(
+        seen.starts_with("MODIFIED pod/frontend-x7k2p labels=tier=frontend controller=ReplicaSet/frontend (written by the controller or the garbage collector)"),
+        "{seen}"
+    );
+}
+
+#[test]
+fn a_trace_of_another_scenario_is_refused() {
+    let path = root().join("../conformance/scenarios/frontend.yaml");
+    let prepared = Prepared::load(&path, Profile::K8s120).unwrap();
+    let observed = observed::load(&root().join("tests/observed/orphan.observed.json")).unwrap();
+    let err = judge(&prepared.subject(), &observed, 1000).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the observed trace is of scenario \"orphan\", not \"frontend\""
+    );
+}
+
+#[test]
+fn malformed_observed_json_names_the_file_and_line() {
+    let err = observed::parse(
+        Path::new("o.json"),
+        "{\n  \"schema\": \"rsmc-observed/v1\",\n  \"scenario\": 3\n}",
+    )
+    .unwrap_err();
+    assert_eq!(err.position.map(|p| (p.line, p.column)), Some((3, 15)));
+    assert!(
+        err.to_string()
+            .starts_with("o.json:3:15: scenario: invalid type: integer `3`, expected a string"),
+        "{err}"
+    );
+    let err = observed::parse(
+        Path::new("o.json"),
+        "{\"schema\": \"rsmc-observed/v1\",\n \"scenario\": \"x\", \"segmnts\": []}",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("unknown field `segmnts`"), "{err}");
+    assert_eq!(err.position.map(|p| p.line), Some(2));
+}

@@ -1,0 +1,537 @@
+//! Scenario files: the seeds load and compile, files round-trip, and every mistake is named
+//! with its file, line and field.
+
+use rsmc_oracle::manifest::Object;
+use rsmc_oracle::scenario::{self, compile, from_actions, ApplySource, Scenario, StepKind};
+use rsmc_spec::api::Propagation;
+use rsmc_spec::model::{Action, PodAction, PodSelection, PodSet, RsModel, ScriptStep};
+use rsmc_spec::object::{labels, LabelSelector, Pod, ReplicaSet};
+use rsmc_spec::profile::Profile;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn seeds_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/scenarios")
+}
+
+fn seed(name: &str) -> Scenario {
+    scenario::load(&seeds_dir().join(name)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A fresh directory with the given files, for scenarios that must fail.
+fn scratch(test: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rsmc-scenarios-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("manifests")).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    dir
+}
+
+fn load_error(test: &str, files: &[(&str, &str)]) -> (PathBuf, String) {
+    let dir = scratch(test, files);
+    let path = dir.join(files[0].0);
+    let err = scenario::load(&path).expect_err("the scenario must be rejected");
+    (dir, err.to_string())
+}
+
+#[test]
+fn every_seed_scenario_loads_and_compiles() {
+    let scenarios = scenario::load_dir(&seeds_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "bare-pods-after",
+            "bare-pods-before",
+            "delete-background",
+            "delete-foreground",
+            "delete-orphan",
+            "frontend",
+            "isolate-by-relabelling",
+            "scale",
+        ]
+    );
+    for s in &scenarios {
+        assert_eq!(
+            s.path.file_stem().unwrap().to_str(),
+            Some(s.name.as_str()),
+            "a scenario is named after its file"
+        );
+        assert!(s.description.len() > 80, "{}: cite the seed", s.name);
+        let c = compile(s, Profile::K8s120).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.script.steps.len(), c.origin.len(), "{}", s.name);
+        assert_eq!(
+            c.script.steps.last(),
+            Some(&ScriptStep::Settle),
+            "{}",
+            s.name
+        );
+        assert!(c.origin.windows(2).all(|w| w[0] <= w[1]), "{}", s.name);
+        assert_eq!(c.config.controller.workers, 1, "{}: one ReplicaSet", s.name);
+        assert_eq!(c.config.informer.max_lag, 1, "the default bound");
+        RsModel::scripted(c.config, c.profile, c.script)
+            .unwrap_or_else(|e| panic!("{}: {e}", s.name));
+    }
+}
+
+#[test]
+fn frontend_compiles_to_the_seed_script() {
+    let s = seed("frontend.yaml");
+    assert_eq!(
+        s.steps[0].command(),
+        "kubectl apply -f manifests/frontend.yaml"
+    );
+    assert_eq!(s.steps[0].position.map(|p| p.line), Some(13));
+    assert_eq!(s.steps[3].command(), "kubelet: pods of frontend Ready");
+    let c = compile(&s, Profile::Upstream).unwrap();
+    assert_eq!(c.profile, Profile::Upstream);
+    let ScriptStep::Move(Action::ApplyReplicaSet { replicaset }) = &c.script.steps[0] else {
+        panic!("{:?}", c.script.steps[0])
+    };
+    let mut expected = ReplicaSet::new(
+        "frontend",
+        3,
+        LabelSelector::match_labels(&[("tier", "frontend")]),
+        labels(&[("tier", "frontend")]),
+    );
+    expected.meta.labels = labels(&[("app", "guestbook"), ("tier", "frontend")]);
+    assert_eq!(**replicaset, expected);
+    assert_eq!(
+        c.script.steps[1..],
+        [
+            ScriptStep::Settle,
+            ScriptStep::Pods {
+                pods: PodSelection {
+                    set: PodSet::ControlledBy("frontend".into()),
+                    count: None
+                },
+                action: PodAction::Schedule {
+                    node: "node-1".into()
+                }
+            },
+            ScriptStep::Pods {
+                pods: PodSelection {
+                    set: PodSet::ControlledBy("frontend".into()),
+                    count: None
+                },
+                action: PodAction::Ready
+            },
+            ScriptStep::Settle,
+        ]
+    );
+    assert_eq!(c.origin, [0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn a_multi_document_apply_gives_one_move_per_manifest() {
+    let s = seed("bare-pods-after.yaml");
+    let StepKind::Apply(apply) = &s.steps[5].kind else {
+        panic!("{:?}", s.steps[5])
+    };
+    assert_eq!(
+        apply.source,
+        ApplySource::File("manifests/pod-rs.yaml".into())
+    );
+    assert_eq!(apply.manifests.len(), 2);
+    for (m, name) in apply.manifests.iter().zip(["pod1", "pod2"]) {
+        let Object::Pod(pod) = &m.object else {
+            panic!("{m:?}")
+        };
+        assert_eq!(pod.meta.name, name);
+        assert_eq!(
+            pod.node_name.as_deref(),
+            Some("node-1"),
+            "bound at creation"
+        );
+        assert_eq!(
+            m.raw["spec"]["nodeName"], "node-1",
+            "the runner applies it bound too"
+        );
+    }
+    assert_eq!(
+        s.steps[5].command(),
+        "kubectl apply -f manifests/pod-rs.yaml (pods bound to node-1)"
+    );
+    let c = compile(&s, Profile::K8s120).unwrap();
+    let from_apply: Vec<&ScriptStep> = c
+        .origin
+        .iter()
+        .zip(&c.script.steps)
+        .filter(|(o, _)| **o == 5)
+        .map(|(_, step)| step)
+        .collect();
+    assert_eq!(from_apply.len(), 2);
+    assert!(from_apply
+        .iter()
+        .all(|s| matches!(s, ScriptStep::Move(Action::ApplyPod { .. }))));
+}
+
+#[test]
+fn seeds_round_trip_through_yaml() {
+    for s in scenario::load_dir(&seeds_dir()).unwrap() {
+        let text = s.to_yaml();
+        let back = scenario::load_str(&s.path, &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let kinds = |s: &Scenario| s.steps.iter().map(|s| s.kind.clone()).collect::<Vec<_>>();
+        assert_eq!(kinds(&back), kinds(&s), "{text}");
+        assert_eq!(
+            (
+                &back.name,
+                &back.description,
+                &back.nodes,
+                back.bounds,
+                back.profile
+            ),
+            (&s.name, &s.description, &s.nodes, s.bounds, s.profile)
+        );
+    }
+}
+
+#[test]
+fn a_model_run_becomes_a_scenario_that_reads_back() {
+    let frontend = ReplicaSet::new(
+        "frontend",
+        2,
+        LabelSelector::match_labels(&[("tier", "frontend")]),
+        labels(&[("tier", "frontend")]),
+    );
+    let mut pod1 = Pod::new("pod1", labels(&[("tier", "frontend")]));
+    pod1.node_name = Some("node-2".into());
+    pod1.deletion_cost = -3;
+    let actions = [
+        Action::ApplyReplicaSet {
+            replicaset: Arc::new(frontend),
+        },
+        Action::StartSync {
+            controller: 0,
+            worker: 0,
+            key: "frontend".into(),
+        },
+        Action::ApplyPod {
+            pod: Arc::new(pod1),
+        },
+        Action::Tick,
+        Action::Tick,
+        Action::ListPods,
+        Action::LabelPod {
+            name: "pod1".into(),
+            set: labels(&[("tier", "debug")]),
+            remove: vec!["track".into()],
+        },
+        Action::StartSecondLeader,
+        Action::Relist {
+            watcher: rsmc_spec::model::Watcher::Controller(1),
+        },
+        Action::ExpireExpectations {
+            controller: 1,
+            key: "frontend".into(),
+        },
+        Action::StopFirstLeader,
+        Action::DeleteReplicaSet {
+            name: "frontend".into(),
+            propagation: Propagation::Foreground,
+        },
+        Action::Settle,
+    ];
+    let steps = from_actions(&actions);
+    let keywords: Vec<&str> = steps.iter().map(|s| s.kind.keyword()).collect();
+    assert_eq!(
+        keywords,
+        [
+            "apply",
+            "apply",
+            "wait",
+            "label",
+            "startSecondLeader",
+            "relist",
+            "expireExpectations",
+            "stopFirstLeader",
+            "delete",
+            "settle"
+        ]
+    );
+    assert_eq!(steps[2].kind, StepKind::Wait { seconds: 2 });
+    let s = Scenario::new("from-a-run", "A model run's environment.", steps);
+    assert_eq!(s.nodes, ["node-2"]);
+    let text = s.to_yaml();
+    let back = scenario::load_str(Path::new("from-a-run.yaml"), &text)
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(back.steps.len(), s.steps.len());
+    for (a, b) in back.steps.iter().zip(&s.steps) {
+        assert_eq!(a.kind, b.kind, "{text}");
+    }
+    let c = compile(&back, Profile::K8s120).unwrap();
+    assert!(c.config.environment.second_leader);
+    let moves: Vec<&Action> = c
+        .script
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            ScriptStep::Move(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    // The environment's moves come back in order (the listing is part of the pod step).
+    let expected: Vec<&Action> = actions
+        .iter()
+        .filter(|a| {
+            a.is_environment()
+                && !matches!(
+                    a,
+                    Action::ListPods | Action::Settle | Action::LabelPod { .. }
+                )
+        })
+        .collect();
+    assert_eq!(moves, expected);
+}
+
+#[test]
+fn malformed_yaml_names_file_and_line() {
+    let (dir, msg) = load_error(
+        "malformed",
+        &[(
+            "s.yaml",
+            "name: s\nsteps:\n  - apply: [manifests/x.yaml\n  - settle\n",
+        )],
+    );
+    let prefix = format!("{}:", dir.join("s.yaml").display());
+    assert!(msg.starts_with(&prefix), "{msg}");
+    let line: usize = msg[prefix.len()..]
+        .split(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((3..=5).contains(&line), "{msg}");
+    assert!(msg.contains("YAML syntax error"), "{msg}");
+}
+
+#[test]
+fn an_unknown_step_kind_is_named_with_its_line() {
+    let (dir, msg) = load_error(
+        "unknown-kind",
+        &[(
+            "s.yaml",
+            "name: s\nsteps:\n  - settle\n  - scael: {replicaset: frontend, replicas: 2}\n",
+        )],
+    );
+    assert!(
+        msg.starts_with(&format!(
+            "{}:4:5: steps[1].scael: unknown step kind `scael`, expected one of apply, scale,",
+            dir.join("s.yaml").display()
+        )),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_bad_argument_type_is_named_with_its_line() {
+    let (dir, msg) = load_error(
+        "bad-type",
+        &[(
+            "s.yaml",
+            "name: s\nsteps:\n  - scale:\n      replicaset: frontend\n      replicas: three\n",
+        )],
+    );
+    assert_eq!(
+        msg,
+        format!(
+            "{}:5:7: steps[0].scale.replicas: invalid type: string \"three\", expected i32",
+            dir.join("s.yaml").display()
+        )
+    );
+}
+
+#[test]
+fn a_missing_manifest_file_is_named() {
+    let (dir, msg) = load_error(
+        "missing-manifest",
+        &[(
+            "s.yaml",
+            "name: s\nsteps:\n  - apply: manifests/nope.yaml\n",
+        )],
+    );
+    let scenario = dir.join("s.yaml");
+    let manifest = dir.join("manifests/nope.yaml");
+    assert_eq!(
+        msg,
+        format!(
+            "{}:3:5: steps[0].apply: {}: cannot read: No such file or directory",
+            scenario.display(),
+            manifest.display()
+        )
+    );
+}
+
+const FRONTEND_TYPO: &str = "\
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: frontend
+spec:
+  replica: 3
+  selector:
+    matchLabels: {tier: frontend}
+  template:
+    metadata:
+      labels: {tier: frontend}
+    spec:
+      containers:
+      - {name: app, image: nginx}
+";
+
+#[test]
+fn a_misspelt_manifest_field_is_named_with_its_line() {
+    let (dir, msg) = load_error(
+        "typo",
+        &[
+            ("s.yaml", "name: s\nsteps:\n  - apply: manifests/rs.yaml\n"),
+            ("manifests/rs.yaml", FRONTEND_TYPO),
+        ],
+    );
+    assert!(
+        msg.starts_with(&format!(
+            "{}:6:3: spec.replica: unknown field `replica`",
+            dir.join("manifests/rs.yaml").display()
+        )),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_node_selector_is_rejected_with_field_and_line() {
+    let with_selector = FRONTEND_TYPO
+        .replace("  replica: 3", "  replicas: 3")
+        .replace(
+            "    spec:\n",
+            "    spec:\n      nodeSelector: {disktype: ssd}\n",
+        );
+    let (dir, msg) = load_error(
+        "node-selector",
+        &[
+            ("s.yaml", "name: s\nsteps:\n  - apply: manifests/rs.yaml\n"),
+            ("manifests/rs.yaml", &with_selector),
+        ],
+    );
+    assert_eq!(
+        msg,
+        format!(
+            "{}:13:7: spec.template.spec.nodeSelector: not covered by the model (pods are placed by scenario steps, not by a scheduler) — remove it",
+            dir.join("manifests/rs.yaml").display()
+        )
+    );
+}
+
+#[test]
+fn inline_manifests_are_checked_at_their_lines_in_the_scenario() {
+    let text = "name: s\nsteps:\n  - apply:\n      manifest:\n        apiVersion: v1\n        kind: Pod\n        metadata: {name: pod3, namespace: prod}\n        spec: {containers: [{name: c, image: nginx}]}\n";
+    let (dir, msg) = load_error("inline", &[("s.yaml", text)]);
+    assert!(
+        msg.starts_with(&format!(
+            "{}:7:32: metadata.namespace: not covered by the model (scenarios run in a namespace of their own)",
+            dir.join("s.yaml").display()
+        )),
+        "{msg}"
+    );
+    let ok = text.replace(", namespace: prod", "");
+    let s = scenario::load_str(&dir.join("s.yaml"), &ok).unwrap();
+    assert_eq!(s.steps[0].command(), "kubectl apply -f pod3.yaml");
+}
+
+#[test]
+fn steps_and_manifests_may_only_use_listed_nodes() {
+    let (_, msg) = load_error(
+        "nodes",
+        &[("s.yaml", "name: s\nnodes: [node-1]\nsteps:\n  - settle\n  - schedule: {pods: all, node: node-2}\n")],
+    );
+    assert!(
+        msg.ends_with(":5:5: steps[1].schedule: node node-2 is not in `nodes` (node-1)"),
+        "{msg}"
+    );
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: node-9, containers: [{name: c, image: i}]}\n";
+    let (_, msg) = load_error(
+        "nodes-manifest",
+        &[
+            ("s.yaml", "name: s\nsteps:\n  - apply: manifests/p.yaml\n"),
+            ("manifests/p.yaml", pod),
+        ],
+    );
+    assert!(
+        msg.contains("node node-9 is not in `nodes` (none listed)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn more_mistakes_are_named() {
+    for (text, expected) in [
+        (
+            "name: s\nsteps:\n  - delete: {replicaset: frontend, cascade: later}\n",
+            ":3:36: steps[0].delete.cascade: unknown variant `later`, expected one of `background`, `foreground`, `orphan`",
+        ),
+        (
+            "name: s\nsteps:\n  - wait: 1\n",
+            ":3:5: steps[0].wait: expected whole seconds, got integer `1`; write it as `wait: Ns (whole seconds, e.g. 1s)`",
+        ),
+        (
+            "name: s\nsteps:\n  - restartController: {controller: 1}\n",
+            ":3:5: steps[0].restartController: controller 1 runs only after a startSecondLeader step",
+        ),
+        (
+            "name: s\nsteps:\n  - ready: {pods: pod1}\n",
+            "(one pod by name is `pod: pod1`)",
+        ),
+        (
+            "name: s\nsteps:\n  - scale: {replicaset: frontend, replicas: 2, cascade: orphan}\n",
+            ":3:48: steps[0].scale.cascade: unknown field `cascade`, expected one of `replicaset`, `replicas`",
+        ),
+        (
+            "name: s\nsteps:\n  - scale:\n    replicaset: frontend\n",
+            ":3:5: steps[0]: a step has exactly one kind, this one has `replicaset`, `scale` (check the indentation of its arguments)",
+        ),
+        (
+            "name: s\nbounds: {maxLag: 0}\nsteps: [settle]\n",
+            ":2:10: bounds.maxLag: expected 1 to 8 events, got 0",
+        ),
+        (
+            "name: s\nprofile: k8s-1.99\nsteps: [settle]\n",
+            ":2:1: profile: unknown profile \"k8s-1.99\": valid profiles are k8s-1.20, upstream",
+        ),
+        ("name: s\nstep: [settle]\n", ":1:1: missing field `steps`"),
+    ] {
+        let dir = scratch("more", &[]);
+        let err = scenario::load_str(&dir.join("s.yaml"), text).unwrap_err();
+        assert!(err.to_string().ends_with(expected), "{err}\nexpected …{expected}");
+    }
+}
+
+#[test]
+fn workers_follow_the_replicasets_applied() {
+    let manifest = |name: &str| {
+        format!("{{apiVersion: apps/v1, kind: ReplicaSet, metadata: {{name: {name}}}, spec: {{selector: {{matchLabels: {{app: {name}}}}}, template: {{metadata: {{labels: {{app: {name}}}}}, spec: {{containers: [{{name: c, image: i}}]}}}}}}}}")
+    };
+    let names = ["a", "b", "c", "d", "e", "f", "a"];
+    let steps: String = names
+        .iter()
+        .map(|n| format!("  - apply: {{manifest: {}}}\n", manifest(n)))
+        .collect();
+    for (take, workers) in [(1, 1), (3, 3), (7, 5)] {
+        let text = format!(
+            "name: s\nbounds: {{maxLag: 3, createFailures: 1}}\nsteps:\n{}",
+            steps
+                .lines()
+                .take(take)
+                .map(|l| format!("{l}\n"))
+                .collect::<String>()
+        );
+        let s = scenario::load_str(Path::new("s.yaml"), &text).unwrap_or_else(|e| panic!("{e}"));
+        let c = compile(&s, Profile::K8s120).unwrap();
+        assert_eq!(c.config.controller.workers, workers, "{take} applies");
+        assert_eq!(c.config.informer.max_lag, 3);
+        assert_eq!(c.script.create_failures, 1);
+        // The appended settle is attributed to the last step.
+        assert_eq!(c.script.steps.last(), Some(&ScriptStep::Settle));
+        assert_eq!(*c.origin.last().unwrap(), take - 1);
+    }
+}

@@ -1,0 +1,49 @@
+//! `rsmc oracle`: an offline verdict on an observed run of a scenario.
+
+use crate::exit;
+use crate::OracleArgs;
+use rsmc_oracle::explore::STATE_LIMIT;
+use rsmc_oracle::judge::{self, JudgeError};
+use rsmc_oracle::observed;
+use rsmc_oracle::prepared::Prepared;
+
+pub fn run(args: &OracleArgs) -> i32 {
+    let loaded = match Prepared::load(&args.scenario, args.profile) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let observed = match observed::load(&args.observed) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let verdict = match judge::judge(&loaded.subject(), &observed, STATE_LIMIT) {
+        Ok(v) => v,
+        Err(JudgeError::TooLarge(e)) => {
+            eprintln!("error: {}: {e}", args.scenario.display());
+            return exit::TOO_LARGE;
+        }
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.observed.display());
+            return exit::BAD_INPUT;
+        }
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&verdict).expect("verdict serialises")
+        );
+    } else {
+        print!("{}", judge::render(&verdict));
+    }
+    if verdict.conforms {
+        exit::OK
+    } else {
+        exit::VIOLATION
+    }
+}

@@ -1,0 +1,80 @@
+//! `rsmc scenario --from-trace`: turn a model trace (a counterexample, a cover run) into a
+//! scenario a cluster can replay.
+
+use crate::exit;
+use crate::ScenarioArgs;
+use rsmc_oracle::run_scenario;
+use rsmc_oracle::trace::Trace;
+use rsmc_spec::model::RsModel;
+use stateright::Model;
+
+pub fn run(args: &ScenarioArgs) -> i32 {
+    let file = args.from_trace.display();
+    let text = match std::fs::read_to_string(&args.from_trace) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {file}: cannot read: {e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let trace: Trace = match serde_json::from_str(&text) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {file}:{}:{}: {e}", e.line(), e.column());
+            return exit::BAD_INPUT;
+        }
+    };
+    let profile = match trace.profile.parse() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {file}: profile: {e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let model = RsModel::new(trace.config.clone(), profile);
+    let actions: Vec<_> = trace.steps.iter().map(|s| s.action.clone()).collect();
+    let mut states = model.init_states();
+    for (i, a) in actions.iter().enumerate() {
+        match model.next_state(states.last().expect("non-empty"), a.clone()) {
+            Some(n) => states.push(n),
+            None => {
+                eprintln!(
+                    "error: {file}: steps[{i}]: the model cannot take this step ({a}): the trace is not a run of its configuration"
+                );
+                return exit::BAD_INPUT;
+            }
+        }
+    }
+    let name = args.name.clone().unwrap_or_else(|| {
+        args.from_trace
+            .file_name()
+            .and_then(|n| n.to_str())
+            .map(|n| {
+                n.trim_end_matches(".json")
+                    .trim_end_matches(".trace")
+                    .to_string()
+            })
+            .unwrap_or_else(|| "scenario".into())
+    });
+    let description = format!(
+        "Converted from the trace {file}{}.",
+        trace
+            .property
+            .as_ref()
+            .map(|p| format!(" (a counterexample of \"{p}\")"))
+            .unwrap_or_default()
+    );
+    let mut scenario = run_scenario::from_run(&model, &states, &actions, &name, &description);
+    scenario.profile = Some(profile);
+    let yaml = scenario.to_yaml();
+    match &args.out {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, yaml) {
+                eprintln!("error: {}: {e}", path.display());
+                return exit::BAD_INPUT;
+            }
+        }
+        None => print!("{yaml}"),
+    }
+    exit::OK
+}
