@@ -61,6 +61,14 @@ impl Binding {
         self.names.get(model).map(String::as_str)
     }
 
+    /// `text` with the model's generated pod names replaced by the cluster's, where bound, so
+    /// that a report names pods as the user sees them.
+    pub fn in_observed_names(&self, text: &str) -> String {
+        self.names
+            .iter()
+            .fold(text.to_string(), |t, (m, o)| t.replace(m.as_str(), o))
+    }
+
     fn is_bound_observed_name(&self, observed: &str) -> bool {
         self.names_back.contains_key(observed)
     }

@@ -269,10 +269,10 @@ fn judge_outcome(
     if !matched.is_empty() {
         return Ok((
             Level::Conforms {
-                detail: format!(
-                    "the settled state is one of the {} the model allows here",
-                    views.len()
-                ),
+                detail: match views.len() {
+                    1 => "the settled state is the one the model allows here".to_string(),
+                    n => format!("the settled state is one of the {n} the model allows here"),
+                },
             },
             matched,
         ));
@@ -293,10 +293,13 @@ fn judge_outcome(
         .min_by_key(|v| side_by_side::distance(v, &observed_tables))
         .expect("non-empty")
         .clone();
-    let detail = format!(
-        "the settled state is none of the {} the model allows here; closest allowed one beside what was seen",
-        views.len()
-    );
+    let detail = match views.len() {
+        1 => "the settled state is not the one the model allows here, shown beside what was seen"
+            .to_string(),
+        n => format!(
+            "the settled state is none of the {n} the model allows here; the closest allowed one beside what was seen"
+        ),
+    };
     Ok((
         Level::Diverges {
             detail,
@@ -353,9 +356,11 @@ pub fn render(v: &Verdict) -> String {
                             for line in table.lines() {
                                 out.push_str(&format!("    {line}\n"));
                             }
+                            let n = allowed.len();
                             out.push_str(&format!(
-                                "    ({} settled states allowed; `rsmc replay` lists them)\n",
-                                allowed.len()
+                                "    ({n} settled state{} allowed; `rsmc replay` lists {})\n",
+                                if n == 1 { "" } else { "s" },
+                                if n == 1 { "it" } else { "them" }
                             ));
                         }
                         None => {

@@ -238,11 +238,11 @@ pub fn validate(segment: &Segment, starts: &[(State, Binding)]) -> Result<Valida
                     .iter()
                     .map(|(ty, o)| format!("{} {}", event_word(*ty), summary(o)))
                     .collect();
-                let line = format!(
+                let line = b.in_observed_names(&format!(
                     "{} → {}",
                     segment.model.describe(&s, &action),
                     what.join("; ")
-                );
+                ));
                 if !allowed.contains(&line) {
                     allowed.push(line);
                 }
