@@ -114,8 +114,14 @@ pub fn run(args: &CheckArgs) -> i32 {
         if result == "violated" {
             failed = true;
             let path = discovery.expect("violated has a path");
-            let states = path.clone().into_states();
-            let actions = path.into_actions();
+            let mut states = path.clone().into_states();
+            let mut actions = path.into_actions();
+            // End the counterexample at its first violating state: the multi-threaded search
+            // may discover a violating state some steps after the one that broke the property.
+            if let Some(first) = states.iter().position(|s| !(property.condition)(&model, s)) {
+                states.truncate(first + 1);
+                actions.truncate(first);
+            }
             let trace = Trace::from_path(&model, Some(property.name), &states, &actions);
             verdict.summary = Some(rsmc_oracle::trace_text::summary(&trace));
             let name = format!("{}-{}", trace.profile, slug(property.name));
