@@ -61,11 +61,11 @@ pub fn run(args: &TracesArgs) -> i32 {
             run.targets.join("; ")
         );
         let mut scenario =
-            run_scenario::from_run(&model, &run.states, &run.actions, &name, &description);
+            run_scenario::from_run(&run.model, &run.states, &run.actions, &name, &description);
         scenario.profile = Some(model.profile);
         let yaml = args.out.join(format!("{name}.yaml"));
         let json = args.out.join(format!("{name}.trace.json"));
-        let trace = Trace::from_path(&model, None, &run.states, &run.actions);
+        let trace = Trace::from_path(&run.model, None, &run.states, &run.actions);
         let written = std::fs::write(&yaml, scenario.to_yaml()).and_then(|_| {
             std::fs::write(
                 &json,

@@ -10,8 +10,12 @@
 //! every picked run is extended with system moves to a quiescent state, so that it ends where
 //! a cluster can be observed.
 //!
-//! The search stores each state once with the index of its parent and the action from it; a
-//! run is rebuilt by replaying its actions from the initial state (steps are deterministic).
+//! Runs for targets other than faults are searched for in the configuration without faults
+//! (a controller restart at the start is a shortcut to quiescence, and would otherwise sit in
+//! every run); runs for faults in the configuration as it is. Only targets the configuration
+//! can produce are searched for. The search stores each state once with the index of its
+//! parent and the action from it; a run is rebuilt by replaying its actions from the initial
+//! state (steps are deterministic).
 
 use crate::explore::successors;
 use rsmc_spec::api::Propagation;
@@ -24,6 +28,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 /// One chosen run.
 #[derive(Clone, Debug)]
 pub struct Run {
+    /// The model it is a run of: the configuration, or the configuration without faults.
+    pub model: RsModel,
     /// The targets this run hits, in the order it hits them.
     pub targets: Vec<String>,
     pub states: Vec<State>,
@@ -210,6 +216,31 @@ fn situations(model: &RsModel, s: &State, action: &Action, n: &State) -> Vec<&'s
     out
 }
 
+/// The situations a configuration can produce at all.
+fn applicable_situations(model: &RsModel) -> Vec<String> {
+    let c = &model.config;
+    let env = &c.environment;
+    let policies = &env.delete_replica_set;
+    let can = [
+        env.create_pod && !c.pods.is_empty(),
+        env.relabel_pod,
+        policies.contains(&Propagation::Orphan),
+        !policies.is_empty(),
+        env.scale || env.create_pod,
+        env.scale || env.create_pod,
+        policies.contains(&Propagation::Background),
+        policies.contains(&Propagation::Foreground),
+        policies.contains(&Propagation::Orphan),
+        c.replicasets.len() >= 2,
+    ];
+    SITUATIONS
+        .iter()
+        .zip(can)
+        .filter(|(_, on)| *on)
+        .map(|(s, _)| s.to_string())
+        .collect()
+}
+
 /// Every target the step hits.
 fn targets_of(model: &RsModel, s: &State, action: &Action, n: &State) -> Vec<String> {
     let mut out: Vec<String> = move_kind(s, action).into_iter().collect();
@@ -221,18 +252,37 @@ fn targets_of(model: &RsModel, s: &State, action: &Action, n: &State) -> Vec<Str
     out
 }
 
-/// Search `model` (a free model check's) for cover runs, visiting at most `limit` states.
-/// `progress` is told the number of states visited now and then.
-pub fn cover(model: &RsModel, limit: usize, mut progress: impl FnMut(usize)) -> Cover {
-    let wanted: BTreeSet<String> = enabled_kinds(model)
-        .into_iter()
-        .chain(SITUATIONS.iter().map(|s| s.to_string()))
-        .collect();
+/// Whether a target is a fault's (searched for separately, so that other runs have none).
+fn is_fault(target: &str) -> bool {
+    target.starts_with("fault:") || target.starts_with("timer:")
+}
+
+/// The configuration without faults: no crashes, expiries, relists, second leader or
+/// rejected creates.
+fn calm(model: &RsModel) -> RsModel {
+    let mut config = model.config.clone();
+    let env = &mut config.environment;
+    env.crashes = 0;
+    env.expectation_expiries = 0;
+    env.relists = 0;
+    env.second_leader = false;
+    env.create_failures = 0;
+    RsModel::new(config, model.profile)
+}
+
+/// The first runs (by breadth-first search: shortest) to each of `wanted`, as action lists,
+/// and how many states were visited and whether the limit stopped the search.
+fn first_runs(
+    model: &RsModel,
+    wanted: &BTreeSet<String>,
+    limit: usize,
+    progress: &mut impl FnMut(usize),
+) -> (Vec<Vec<Action>>, usize, bool) {
     let init = model.init_states().remove(0);
     let mut index: HashMap<State, usize> = HashMap::new();
     let mut parents: Vec<Option<(usize, Action)>> = vec![None];
     index.insert(init.clone(), 0);
-    let mut queue: VecDeque<(State, usize)> = VecDeque::from([(init.clone(), 0)]);
+    let mut queue: VecDeque<(State, usize)> = VecDeque::from([(init, 0)]);
     // target → (index of the state it was hit from, the action that hit it)
     let mut first: BTreeMap<String, (usize, Action)> = BTreeMap::new();
     let mut truncated = false;
@@ -251,7 +301,9 @@ pub fn cover(model: &RsModel, limit: usize, mut progress: impl FnMut(usize)) -> 
         }
         for (action, n) in successors(model, &s) {
             for t in targets_of(model, &s, &action, &n) {
-                first.entry(t).or_insert_with(|| (i, action.clone()));
+                if wanted.contains(&t) {
+                    first.entry(t).or_insert_with(|| (i, action.clone()));
+                }
             }
             if !index.contains_key(&n) {
                 let j = parents.len();
@@ -270,19 +322,51 @@ pub fn cover(model: &RsModel, limit: usize, mut progress: impl FnMut(usize)) -> 
         actions.reverse();
         actions
     };
-    let mut candidates: Vec<Vec<Action>> = first.values().map(|(i, a)| path_to(*i, a)).collect();
-    candidates.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    let runs = first.values().map(|(i, a)| path_to(*i, a)).collect();
+    (runs, index.len(), truncated)
+}
+
+/// Search `model` (a free model check's) for cover runs, visiting at most `limit` states per
+/// search. Runs for the non-fault targets come from the configuration without faults, so
+/// that only the runs for a fault have one. `progress` is told the states visited now and
+/// then.
+pub fn cover(model: &RsModel, limit: usize, mut progress: impl FnMut(usize)) -> Cover {
+    let wanted: BTreeSet<String> = enabled_kinds(model)
+        .into_iter()
+        .chain(applicable_situations(model))
+        .collect();
+    let (faults, others): (BTreeSet<String>, BTreeSet<String>) =
+        wanted.iter().cloned().partition(|t| is_fault(t));
+    let quiet = calm(model);
+    let mut found: Vec<(RsModel, Vec<Action>)> = Vec::new();
+    let mut explored = 0;
+    let mut truncated = false;
+    for (m, targets) in [(&quiet, &others), (model, &faults)] {
+        if targets.is_empty() {
+            continue;
+        }
+        let (runs, n, t) = first_runs(m, targets, limit, &mut progress);
+        explored += n;
+        truncated |= t;
+        found.extend(runs.into_iter().map(|r| (m.clone(), r)));
+    }
+    found.sort_by_key(|(_, p)| std::cmp::Reverse(p.len()));
     let mut covered: BTreeSet<String> = BTreeSet::new();
     let mut runs = Vec::new();
-    for actions in candidates {
-        let (states, actions) = replay(model, &init, &actions);
-        let hit = run_targets(model, &states, &actions);
+    for (m, actions) in found {
+        let init = m.init_states().remove(0);
+        let (states, actions) = replay(&m, &init, &actions);
+        let hit: Vec<String> = run_targets(&m, &states, &actions)
+            .into_iter()
+            .filter(|t| wanted.contains(t))
+            .collect();
         if hit.iter().all(|t| covered.contains(t)) {
             continue;
         }
-        let (states, actions) = settle(model, states, actions, limit);
+        let (states, actions) = settle(&m, states, actions, limit);
         covered.extend(hit.iter().cloned());
         runs.push(Run {
+            model: m,
             targets: hit,
             states,
             actions,
@@ -291,7 +375,7 @@ pub fn cover(model: &RsModel, limit: usize, mut progress: impl FnMut(usize)) -> 
     Cover {
         runs,
         uncovered: wanted.difference(&covered).cloned().collect(),
-        explored: index.len(),
+        explored,
         truncated,
     }
 }
