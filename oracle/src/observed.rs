@@ -119,6 +119,20 @@ pub struct Snapshot {
     pub pods: View<Pod>,
 }
 
+impl Snapshot {
+    /// Add an object to the list of its kind.
+    pub fn insert(&mut self, object: Object) {
+        match object {
+            Object::ReplicaSet(rs) => {
+                self.replicasets.insert(rs.meta.name.clone(), rs);
+            }
+            Object::Pod(p) => {
+                self.pods.insert(p.meta.name.clone(), p);
+            }
+        }
+    }
+}
+
 /// One segment, abstracted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
@@ -199,34 +213,22 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
             }
         };
         let mut settled = Snapshot::default();
-        for (j, v) in seg.settled.replicasets.iter().enumerate() {
-            let field = at(format!("settled.replicasets[{j}]"));
-            match abstract_object(v, &mut uids) {
-                Ok((Object::ReplicaSet(rs), _)) => {
-                    settled.replicasets.insert(rs.meta.name.clone(), rs);
-                }
-                Ok((other, _)) => {
+        let lists = [
+            ("replicasets", "ReplicaSet", &seg.settled.replicasets),
+            ("pods", "Pod", &seg.settled.pods),
+        ];
+        for (list, kind, values) in lists {
+            for (j, v) in values.iter().enumerate() {
+                let field = at(format!("settled.{list}[{j}]"));
+                let (object, _) = abstract_object(v, &mut uids)
+                    .map_err(|m| InputError::in_file(file, format!("{field}: {m}")))?;
+                if object.kind() != kind {
                     return Err(InputError::in_file(
                         file,
-                        format!("{field}: expected a ReplicaSet, got {}", other.describe()),
-                    ))
+                        format!("{field}: expected a {kind}, got {}", object.describe()),
+                    ));
                 }
-                Err(m) => return Err(InputError::in_file(file, format!("{field}: {m}"))),
-            }
-        }
-        for (j, v) in seg.settled.pods.iter().enumerate() {
-            let field = at(format!("settled.pods[{j}]"));
-            match abstract_object(v, &mut uids) {
-                Ok((Object::Pod(p), _)) => {
-                    settled.pods.insert(p.meta.name.clone(), p);
-                }
-                Ok((other, _)) => {
-                    return Err(InputError::in_file(
-                        file,
-                        format!("{field}: expected a Pod, got {}", other.describe()),
-                    ))
-                }
-                Err(m) => return Err(InputError::in_file(file, format!("{field}: {m}"))),
+                settled.insert(object);
             }
         }
         segments.push(Segment { events, settled });
