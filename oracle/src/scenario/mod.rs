@@ -23,6 +23,11 @@
 //! ```
 //!
 //! - `name` (required), `description` (cite the documentation the scenario reproduces).
+//! - `onCluster`: for a scenario whose point is an interleaving or a timeout that a run on a
+//!   real cluster cannot force (a sync racing a watch event, expectations expiring), what
+//!   such a run checks instead. `rsmc conform` prints it with the verdict. Steps a cluster
+//!   cannot take at all (`relist`, `expireExpectations`, and on a cluster the runner does not
+//!   manage, `restartController` and the leader steps) are reported by the runner anyway.
 //! - `profile`: `k8s-1.20` or `upstream`.
 //! - `nodes`: every node a step or a manifest binds a pod to must be listed. Nodes are names
 //!   only: there is no scheduler, pods are bound by `apply … nodeName` and `schedule` steps.
@@ -97,6 +102,10 @@ use std::path::{Path, PathBuf};
 pub struct Scenario {
     pub name: String,
     pub description: String,
+    /// What a run on a real cluster cannot force of what the model explores here (an
+    /// interleaving inside the controller, a timeout), and what such a run checks instead.
+    /// Conformance reports carry it beside the verdict, so nothing is left out silently.
+    pub on_cluster: Option<String>,
     /// The profile the scenario is written for; `None`: the command line's.
     pub profile: Option<Profile>,
     /// The nodes pods may be bound to.

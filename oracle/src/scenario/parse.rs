@@ -126,6 +126,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Scenario, Error> {
     let mut top = doc.fields(&root)?;
     let name: String = top.required("name")?;
     let description: String = top.optional("description")?.unwrap_or_default();
+    let on_cluster: Option<String> = top.optional("onCluster")?;
     let profile = match top.optional::<String>("profile")? {
         None => None,
         Some(p) => Some(
@@ -160,6 +161,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Scenario, Error> {
     let scenario = Scenario {
         name,
         description,
+        on_cluster,
         profile,
         nodes,
         bounds,

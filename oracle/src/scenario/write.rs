@@ -15,6 +15,7 @@ use std::path::PathBuf;
 const KEY_ORDER: &[&str] = &[
     "name",
     "description",
+    "onCluster",
     "profile",
     "nodes",
     "bounds",
@@ -38,6 +39,7 @@ impl Scenario {
         let mut scenario = Scenario {
             name: name.to_string(),
             description: description.to_string(),
+            on_cluster: None,
             profile: None,
             nodes: Vec::new(),
             bounds: Bounds::default(),
@@ -56,6 +58,9 @@ impl Scenario {
         top.insert("name".into(), json!(self.name));
         if !self.description.is_empty() {
             top.insert("description".into(), json!(self.description));
+        }
+        if let Some(note) = &self.on_cluster {
+            top.insert("onCluster".into(), json!(note));
         }
         if let Some(profile) = self.profile {
             top.insert("profile".into(), json!(profile.name()));
