@@ -8,3 +8,7 @@ pub const VIOLATION: i32 = 1;
 pub const BAD_INPUT: i32 = 2;
 /// The input is fine but too large to explore exhaustively within the state limit.
 pub const TOO_LARGE: i32 = 3;
+/// The local cluster (`rsmc cluster`) failed: a component did not start, or died.
+pub const CLUSTER_FAILED: i32 = 4;
+/// Interrupted by SIGINT or SIGTERM (the shell's convention, 128 + SIGINT).
+pub const INTERRUPTED: i32 = 130;

@@ -1,6 +1,8 @@
 //! `rsmc`: model checking and conformance testing of the Kubernetes ReplicaSet controller.
 
 mod check;
+mod cluster;
+mod conform;
 mod exit;
 mod oracle;
 mod replay;
@@ -39,6 +41,12 @@ enum Command {
     Traces(TracesArgs),
     /// Convert a model trace (a counterexample, a cover run) to a scenario.
     Scenario(ScenarioArgs),
+    /// A local Kubernetes v1.20.2 control plane for conformance runs (`up`, `down`,
+    /// `status`).
+    Cluster(cluster::ClusterArgs),
+    /// Run scenarios on a real cluster and judge it with the oracle: exit 0 conforms, 1 does
+    /// not, 2 bad input or a cluster that is unreachable or broke.
+    Conform(conform::ConformArgs),
 }
 
 /// Arguments of `rsmc traces`.
@@ -132,6 +140,8 @@ fn main() {
         Command::Replay(args) => replay::run(&args),
         Command::Traces(args) => traces::run(&args),
         Command::Scenario(args) => scenario_cmd::run(&args),
+        Command::Cluster(args) => cluster::run(&args),
+        Command::Conform(args) => conform::run(&args),
     };
     std::process::exit(code);
 }

@@ -1,6 +1,21 @@
-//! rsmc-conformance: replaying rsmc scenarios and traces against real Kubernetes clusters
-//! (a local etcd + kube-apiserver + kube-controller-manager, kind, or any kubeconfig) and
-//! judging what they did with the oracle.
+//! rsmc-conformance: replaying rsmc scenarios against real Kubernetes clusters (a local
+//! etcd + kube-apiserver + kube-controller-manager, kind, or any kubeconfig) and judging what
+//! they did with the oracle.
 //!
-//! The runner arrives with the conformance work; until then this crate only fixes the
-//! workspace layout, so that `rsmc-conformance` is where that code goes.
+//! - [`control_plane`]: the local control plane (`rsmc cluster up|down|status`).
+//! - [`run`]: one scenario in a fresh namespace: [`steps`] taken with kube-rs (the
+//!   scheduler's and the kubelet's part by [`kubelet`]), watch events recorded by
+//!   [`recorder`], settle points found by [`settle`], what a user sees taken by [`kubectl`],
+//!   and the oracle's verdict.
+//! - [`controller`]: the implementation under test and the steps that act on its processes.
+//! - [`suite`]: many scenarios side by side, and the report.
+
+pub mod control_plane;
+pub mod controller;
+pub mod kubectl;
+pub mod kubelet;
+pub mod recorder;
+pub mod run;
+pub mod settle;
+pub mod steps;
+pub mod suite;

@@ -232,7 +232,7 @@ fn format_selector(selector: &LabelSelector) -> String {
 /// Lays out a table as kubectl's tabwriter does; [`NO_RESOURCES`] when there are no rows.
 /// Rows come in the order given (the callers pass name order, as a list from the API server
 /// is).
-fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
+pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
     if rows.is_empty() {
         return NO_RESOURCES.to_string();
     }

@@ -1,0 +1,186 @@
+//! The components of a local cluster and their command lines (Kubernetes v1.20.2).
+//!
+//! Four processes, each with its own log:
+//! - `etcd` on two free loopback ports (client, peer), data in the state directory;
+//! - `kube-apiserver`, HTTPS on 127.0.0.1 only (v1.20 rejects an insecure port), token
+//!   authentication, RBAC, no ServiceAccount admission (there are no service accounts to
+//!   mount: no kubelet runs), no endpoint reconciler (it would try to publish a loopback
+//!   address as the `kubernetes` service's endpoint, which validation rejects);
+//! - `kcm-system`: kube-controller-manager with the controllers a ReplicaSet run relies on
+//!   besides the replicaset controller: the garbage collector (owner references, cascading
+//!   deletion), namespace (test namespaces are deleted) and serviceaccount-token;
+//! - `kcm-replicaset`: a second kube-controller-manager with only the replicaset controller.
+//!   It is separate so that the conformance runner can restart it, run a second instance of
+//!   it, or stop it (scenario steps about controller restarts and overlapping leaders)
+//!   without touching the garbage collector; and so that `--without-replicaset` just leaves
+//!   it out when another implementation is under test.
+//!
+//! No scheduler and no kubelet: pods stay Pending and unbound, which is all a ReplicaSet
+//! needs; the runner plays the kubelet's part where a scenario needs it.
+//! Leader election is off everywhere (`--leader-elect=false`): one cluster per state
+//! directory, and a second replicaset controller must really run alongside the first.
+
+use super::binaries::Binaries;
+use super::certs::Certs;
+use super::process::{self, CommandLine};
+use super::readiness::Readiness;
+use super::state::{Component, Layout, Ports};
+use std::time::Duration;
+
+pub const ETCD: &str = "etcd";
+pub const KUBE_APISERVER: &str = "kube-apiserver";
+pub const KCM_SYSTEM: &str = "kcm-system";
+pub const KCM_REPLICASET: &str = "kcm-replicaset";
+
+/// The service-account issuer (any URL works; this is the conventional one).
+const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
+/// Service ClusterIPs (none are used; kube-apiserver requires a range).
+const SERVICE_RANGE: &str = "10.96.0.0/16";
+/// kube-controller-manager's verbosity: `-v=2` logs each controller's start, cache sync
+/// (the readiness signal) and every action (e.g. `"Too few replicas" ... creating=2` and the
+/// `SuccessfulCreate` events), without the request-level noise of higher levels.
+const KCM_VERBOSITY: &str = "-v=2";
+
+/// The components of a cluster, in start order: etcd, kube-apiserver, then the
+/// controller managers (which may start together).
+pub fn plan(
+    layout: &Layout,
+    bins: &Binaries,
+    certs: &Certs,
+    ports: Ports,
+    with_replicaset: bool,
+) -> Vec<Component> {
+    let p = |path: std::path::PathBuf| path.display().to_string();
+    let etcd_client = format!("http://127.0.0.1:{}", ports.etcd_client);
+    let etcd_peer = format!("http://127.0.0.1:{}", ports.etcd_peer);
+    let kubeconfig = layout.kubeconfig();
+
+    let etcd = CommandLine {
+        program: bins.etcd(),
+        args: vec![
+            format!("--data-dir={}", p(layout.etcd_data())),
+            format!("--listen-client-urls={etcd_client}"),
+            format!("--advertise-client-urls={etcd_client}"),
+            format!("--listen-peer-urls={etcd_peer}"),
+            format!("--initial-advertise-peer-urls={etcd_peer}"),
+            format!("--initial-cluster=default={etcd_peer}"),
+        ],
+        env: vec![],
+    };
+    let apiserver = CommandLine {
+        program: bins.kube_apiserver(),
+        args: vec![
+            format!("--etcd-servers={etcd_client}"),
+            "--bind-address=127.0.0.1".to_string(),
+            "--advertise-address=127.0.0.1".to_string(),
+            format!("--secure-port={}", ports.apiserver),
+            format!("--cert-dir={}", p(layout.certs())),
+            format!("--tls-cert-file={}", p(certs.serving_cert.clone())),
+            format!("--tls-private-key-file={}", p(certs.serving_key.clone())),
+            format!("--token-auth-file={}", p(layout.token_file())),
+            "--authorization-mode=RBAC".to_string(),
+            format!("--service-account-key-file={}", p(certs.sa_pub.clone())),
+            format!(
+                "--service-account-signing-key-file={}",
+                p(certs.sa_key.clone())
+            ),
+            format!("--service-account-issuer={ISSUER}"),
+            format!("--service-cluster-ip-range={SERVICE_RANGE}"),
+            "--disable-admission-plugins=ServiceAccount".to_string(),
+            "--endpoint-reconciler-type=none".to_string(),
+        ],
+        env: vec![],
+    };
+    let kcm = |controllers: &str, extra: Vec<String>| CommandLine {
+        program: bins.kube_controller_manager(),
+        args: [
+            format!("--kubeconfig={}", p(kubeconfig.clone())),
+            format!("--controllers={controllers}"),
+            "--leader-elect=false".to_string(),
+            "--secure-port=0".to_string(),
+            "--port=0".to_string(),
+            KCM_VERBOSITY.to_string(),
+        ]
+        .into_iter()
+        .chain(extra)
+        .collect(),
+        env: vec![],
+    };
+    let kcm_system = kcm(
+        "garbagecollector,namespace,serviceaccount-token",
+        vec![
+            format!(
+                "--service-account-private-key-file={}",
+                p(certs.sa_key.clone())
+            ),
+            format!("--root-ca-file={}", p(certs.ca_cert.clone())),
+        ],
+    );
+    let kcm_replicaset = kcm("replicaset", vec![]);
+
+    let synced = |names: &[&str]| Readiness::CachesSynced {
+        names: names.iter().map(|n| n.to_string()).collect(),
+    };
+    let mut components = vec![
+        component(
+            layout,
+            ETCD,
+            etcd,
+            Readiness::EtcdHealth {
+                port: ports.etcd_client,
+            },
+        ),
+        component(
+            layout,
+            KUBE_APISERVER,
+            apiserver,
+            Readiness::ApiserverReadyz {
+                kubeconfig: kubeconfig.clone(),
+            },
+        ),
+        component(
+            layout,
+            KCM_SYSTEM,
+            kcm_system,
+            synced(&["tokens", "namespace", "garbage collector"]),
+        ),
+    ];
+    if with_replicaset {
+        components.push(component(
+            layout,
+            KCM_REPLICASET,
+            kcm_replicaset,
+            synced(&["ReplicaSet"]),
+        ));
+    }
+    components
+}
+
+fn component(layout: &Layout, name: &str, command: CommandLine, readiness: Readiness) -> Component {
+    Component {
+        name: name.to_string(),
+        command,
+        readiness,
+        log: layout.log(name),
+        pid: None,
+        copy_of: None,
+    }
+}
+
+/// How long a component gets after SIGTERM before SIGKILL. kube-apiserver v1.20 waits up
+/// to a fixed 60 s for open watch connections (the controller managers' informers) to end,
+/// and has no flag to shorten that; its state is all in etcd, so it gets 2 s. The others
+/// exit within a second.
+pub fn stop_grace(component: &str) -> Duration {
+    if component == KUBE_APISERVER {
+        Duration::from_secs(2)
+    } else {
+        process::STOP_TIMEOUT
+    }
+}
+
+/// Whether a component may run twice at once: only controller managers (etcd and
+/// kube-apiserver own their ports and data).
+pub fn copyable(component: &Component) -> bool {
+    component.name != ETCD && component.name != KUBE_APISERVER
+}

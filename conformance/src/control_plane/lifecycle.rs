@@ -1,0 +1,394 @@
+//! Bringing a local cluster up, taking it down, and reporting on it.
+//!
+//! `up` owns the state directory while it works (its lock), so two `up`s never interleave.
+//! What it found there decides what it does first:
+//! - a complete cluster whose recorded components all run: refused ([`ClusterError::AlreadyRunning`]);
+//! - anything else (a cluster with a dead component, a crashed or killed `up`, a failed one's
+//!   logs): the processes still running from it are stopped (only those whose command line
+//!   names this state directory) and its files are removed; then a fresh cluster starts.
+//!
+//! A directory holding anything else than a cluster's files is refused, since `up` and
+//! `down` remove what they find there.
+//!
+//! When starting fails, everything started so far is stopped and the cluster's files are
+//! removed, except `logs/`: the error names the failing component's log, which must still
+//! be there to be read (the next `up` or `down` removes it). When interrupted (SIGINT or
+//! SIGTERM), everything started is stopped and the whole state is removed, logs included:
+//! the user asked for nothing to remain.
+
+use super::binaries;
+use super::certs;
+use super::components;
+use super::error::ClusterError;
+use super::interrupt;
+use super::kubeconfig;
+use super::local::LocalCluster;
+use super::ports;
+use super::process::{self, Started};
+use super::readiness;
+use super::state::{ClusterState, Component, Layout, Ports, FORMAT};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What `up` is asked for.
+#[derive(Debug, Clone)]
+pub struct UpOptions {
+    pub state_dir: PathBuf,
+    /// Leave out kube-controller-manager's replicaset controller (another implementation of
+    /// it is under test).
+    pub without_replicaset: bool,
+}
+
+/// The default state directory: `$RSMC_CLUSTER_DIR`, else
+/// `${XDG_STATE_HOME:-~/.local/state}/rsmc/cluster`.
+pub fn default_state_dir() -> PathBuf {
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = env("RSMC_CLUSTER_DIR") {
+        return PathBuf::from(dir);
+    }
+    env("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| binaries::home().join(".local").join("state"))
+        .join("rsmc")
+        .join("cluster")
+}
+
+/// Starts a local cluster in `opts.state_dir` and waits until every component is ready.
+/// `progress` is told what is being done or waited for; nothing is printed.
+pub fn up(opts: &UpOptions, progress: &dyn Fn(&str)) -> Result<LocalCluster, ClusterError> {
+    let _signals = interrupt::Guard::install();
+    let layout = Layout::create(&opts.state_dir)?;
+    let foreign = layout.foreign_entries()?;
+    if !foreign.is_empty() {
+        return Err(ClusterError::NotAStateDir {
+            dir: layout.dir().to_path_buf(),
+            entries: foreign,
+        });
+    }
+    let Some(_lock) = layout.try_lock()? else {
+        return Err(ClusterError::AlreadyRunning {
+            dir: layout.dir().to_path_buf(),
+            detail: "another rsmc command is starting or stopping it".to_string(),
+        });
+    };
+    let marker = layout.marker();
+    if let Some(old) = ClusterState::load(&layout).ok().flatten() {
+        if old.complete && all_running(&old, &marker) {
+            return Err(ClusterError::AlreadyRunning {
+                dir: layout.dir().to_path_buf(),
+                detail: format!("kube-apiserver at {}", old.apiserver_url),
+            });
+        }
+    }
+    let reaped = process::reap_pid_files(&layout.pids(), &marker, components::stop_grace);
+    if !reaped.is_empty() {
+        let names: Vec<String> = reaped.iter().map(|(n, p)| format!("{n} ({p})")).collect();
+        progress(&format!(
+            "stopped what was left of a previous cluster: {}",
+            names.join(", ")
+        ));
+    }
+    layout.clear(false)?;
+
+    match start(&layout, opts, progress) {
+        Ok(cluster) => Ok(cluster),
+        Err(e) => {
+            progress("stopping what was started");
+            process::reap_pid_files(&layout.pids(), &marker, components::stop_grace);
+            if matches!(e, ClusterError::Interrupted) {
+                let _ = layout.remove();
+            } else {
+                let _ = layout.clear(true);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Whether every component that should run does.
+fn all_running(state: &ClusterState, marker: &str) -> bool {
+    state
+        .components
+        .iter()
+        .filter_map(|c| c.pid)
+        .all(|pid| process::alive(pid, marker))
+}
+
+/// The steps of `up` after the state directory is clean.
+fn start(
+    layout: &Layout,
+    opts: &UpOptions,
+    progress: &dyn Fn(&str),
+) -> Result<LocalCluster, ClusterError> {
+    let bins = binaries::locate(progress)?;
+    progress("generating certificates and credentials");
+    let certs = certs::generate(&layout.certs())?;
+    let token = kubeconfig::random_hex(16)?;
+    kubeconfig::write_token_file(&layout.token_file(), &token)?;
+    let [etcd_client, etcd_peer, apiserver] = ports::free_ports(3)?[..] else {
+        unreachable!("three ports were asked for");
+    };
+    let ports = Ports {
+        etcd_client,
+        etcd_peer,
+        apiserver,
+    };
+    let apiserver_url = format!("https://127.0.0.1:{apiserver}");
+    kubeconfig::write_kubeconfig(&layout.kubeconfig(), &apiserver_url, &certs.ca_cert, &token)?;
+    for dir in [layout.logs(), layout.pids(), layout.etcd_data()] {
+        std::fs::create_dir_all(&dir).map_err(|e| ClusterError::io("cannot create", &dir, e))?;
+    }
+
+    let components = components::plan(layout, &bins, &certs, ports, !opts.without_replicaset);
+    let mut state = ClusterState {
+        format: FORMAT.to_string(),
+        kubernetes_version: binaries::K8S_VERSION.to_string(),
+        state_dir: layout.dir().to_path_buf(),
+        bin_dir: bins.dir.clone(),
+        kubeconfig: layout.kubeconfig(),
+        apiserver_url,
+        ports,
+        builtin_replicaset: !opts.without_replicaset,
+        complete: false,
+        components,
+    };
+    state.save(layout)?;
+
+    // etcd, then kube-apiserver, then both controller managers at once.
+    let names: Vec<String> = state.components.iter().map(|c| c.name.clone()).collect();
+    let (servers, controllers) = names.split_at(2);
+    for name in servers {
+        let started = spawn(layout, &mut state, name, progress)?;
+        wait(&state, name, started, progress)?;
+    }
+    let started = controllers
+        .iter()
+        .map(|name| spawn(layout, &mut state, name, progress))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (name, started) in controllers.iter().zip(started) {
+        wait(&state, name, started, progress)?;
+    }
+
+    state.complete = true;
+    state.save(layout)?;
+    progress("ready");
+    Ok(LocalCluster::from_state(layout.clone(), &state))
+}
+
+/// Starts the component `name` of `state` and records its pid.
+pub(crate) fn spawn(
+    layout: &Layout,
+    state: &mut ClusterState,
+    name: &str,
+    progress: &dyn Fn(&str),
+) -> Result<Started, ClusterError> {
+    let component = state
+        .component_mut(name)
+        .ok_or_else(|| ClusterError::UnknownComponent(format!("no component {name:?}")))?;
+    progress(&format!("starting {name}"));
+    let started = process::spawn_detached(
+        name,
+        &component.command,
+        &component.log,
+        &layout.pid_file(name),
+    )?;
+    component.pid = Some(started.pid);
+    state.save(layout)?;
+    Ok(started)
+}
+
+/// Waits until the component `name` of `state`, just started, is ready.
+pub(crate) fn wait(
+    state: &ClusterState,
+    name: &str,
+    started: Started,
+    progress: &dyn Fn(&str),
+) -> Result<(), ClusterError> {
+    let component = state
+        .component(name)
+        .ok_or_else(|| ClusterError::UnknownComponent(format!("no component {name:?}")))?;
+    readiness::wait_ready(
+        name,
+        started,
+        &component.readiness,
+        &component.log,
+        progress,
+    )
+}
+
+/// What `down` did.
+#[derive(Debug, Clone)]
+pub struct DownReport {
+    pub state_dir: PathBuf,
+    /// Whether there was a cluster (or what was left of one) at all.
+    pub found: bool,
+    /// The processes that were stopped: component name and pid.
+    pub stopped: Vec<(String, u32)>,
+    /// Whether the state directory is gone (it stays when it holds files that are not the
+    /// cluster's).
+    pub removed_dir: bool,
+}
+
+impl fmt::Display for DownReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dir = self.state_dir.display();
+        if !self.found {
+            return write!(f, "no local cluster in {dir}; nothing to do");
+        }
+        if self.stopped.is_empty() {
+            write!(f, "no component was running")?;
+        } else {
+            let names: Vec<String> = self
+                .stopped
+                .iter()
+                .map(|(n, p)| format!("{n} ({p})"))
+                .collect();
+            write!(f, "stopped {}", names.join(", "))?;
+        }
+        if self.removed_dir {
+            write!(f, "; removed {dir}")
+        } else {
+            write!(
+                f,
+                "; removed the cluster's files from {dir} (it holds other files, so it stays)"
+            )
+        }
+    }
+}
+
+/// Stops every component of the cluster in `state_dir` (second instances included) and
+/// removes the state directory. Without a cluster there, does nothing and says so.
+pub fn down(state_dir: &Path) -> Result<DownReport, ClusterError> {
+    let Some(layout) = Layout::open(state_dir)? else {
+        return Ok(DownReport {
+            state_dir: state_dir.to_path_buf(),
+            found: false,
+            stopped: vec![],
+            removed_dir: false,
+        });
+    };
+    // A cluster, or what is left of one (the logs of a failed `up`).
+    let found = layout.cluster_json().exists() || layout.pids().exists() || layout.logs().exists();
+    if !found {
+        // Not a cluster's directory (or already emptied): touch nothing.
+        return Ok(DownReport {
+            state_dir: layout.dir().to_path_buf(),
+            found: false,
+            stopped: vec![],
+            removed_dir: false,
+        });
+    }
+    let _lock = layout.lock()?;
+    let stopped = process::reap_pid_files(&layout.pids(), &layout.marker(), components::stop_grace);
+    let removed_dir = layout.remove()?;
+    Ok(DownReport {
+        state_dir: layout.dir().to_path_buf(),
+        found: found || !stopped.is_empty(),
+        stopped,
+        removed_dir,
+    })
+}
+
+/// One component in a [`Status`].
+#[derive(Debug, Clone)]
+pub struct ComponentStatus {
+    pub name: String,
+    /// `None` when it was stopped on purpose (`LocalCluster::stop`).
+    pub pid: Option<u32>,
+    pub alive: bool,
+    pub log: PathBuf,
+}
+
+impl ComponentStatus {
+    /// Should run but does not.
+    pub fn dead(&self) -> bool {
+        self.pid.is_some() && !self.alive
+    }
+}
+
+/// The state of a local cluster.
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub state_dir: PathBuf,
+    pub apiserver_url: String,
+    pub kubeconfig: PathBuf,
+    pub builtin_replicaset: bool,
+    /// False while `up` is still starting it.
+    pub complete: bool,
+    pub components: Vec<ComponentStatus>,
+}
+
+impl Status {
+    /// Complete, and every component that should run does.
+    pub fn healthy(&self) -> bool {
+        self.complete && !self.components.iter().any(ComponentStatus::dead)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "state directory: {}", self.state_dir.display())?;
+        writeln!(f, "kube-apiserver:  {}", self.apiserver_url)?;
+        writeln!(f, "kubeconfig:      {}", self.kubeconfig.display())?;
+        writeln!(
+            f,
+            "replicaset controller: {}",
+            if self.builtin_replicaset {
+                "kube-controller-manager's (kcm-replicaset)"
+            } else {
+                "not built in (--without-replicaset)"
+            }
+        )?;
+        if !self.complete {
+            writeln!(f, "(still starting)")?;
+        }
+        let width = self
+            .components
+            .iter()
+            .map(|c| c.name.len())
+            .max()
+            .unwrap_or(0);
+        for c in &self.components {
+            let (pid, state) = match (c.pid, c.alive) {
+                (None, _) => ("-".to_string(), "stopped"),
+                (Some(pid), true) => (pid.to_string(), "running"),
+                (Some(pid), false) => (pid.to_string(), "DEAD"),
+            };
+            writeln!(
+                f,
+                "  {:width$}  {state:7}  pid {pid:>7}  log {}",
+                c.name,
+                c.log.display()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Each component's pid, liveness and log, and where the cluster is.
+pub fn status(state_dir: &Path) -> Result<Status, ClusterError> {
+    let no_cluster = || ClusterError::NoCluster {
+        dir: state_dir.to_path_buf(),
+    };
+    let layout = Layout::open(state_dir)?.ok_or_else(no_cluster)?;
+    let state = ClusterState::load(&layout)?.ok_or_else(no_cluster)?;
+    let marker = layout.marker();
+    let components = state
+        .components
+        .iter()
+        .map(|c: &Component| ComponentStatus {
+            name: c.name.clone(),
+            pid: c.pid,
+            alive: c.pid.is_some_and(|pid| process::alive(pid, &marker)),
+            log: c.log.clone(),
+        })
+        .collect();
+    Ok(Status {
+        state_dir: layout.dir().to_path_buf(),
+        apiserver_url: state.apiserver_url,
+        kubeconfig: state.kubeconfig,
+        builtin_replicaset: state.builtin_replicaset,
+        complete: state.complete,
+        components,
+    })
+}

@@ -1,0 +1,219 @@
+//! A handle on a running local cluster, for the conformance runner.
+//!
+//! The handle holds no processes: everything is read from and written to the state
+//! directory (under its lock), so a handle from `up` and one from `attach` in another
+//! process see the same cluster, and dropping a handle leaves the cluster running (it is
+//! meant to outlive a run; `down` stops it). The scenario steps about the replicaset
+//! controller's process map to [`LocalCluster::restart`] (`restartController`),
+//! [`LocalCluster::start_copy`] (`startSecondLeader`) and [`LocalCluster::stop`]
+//! (`stopFirstLeader`).
+
+use super::components;
+use super::error::ClusterError;
+use super::lifecycle;
+use super::process;
+use super::state::{ClusterState, Layout};
+use std::path::{Path, PathBuf};
+
+/// A running local cluster.
+#[derive(Debug, Clone)]
+pub struct LocalCluster {
+    layout: Layout,
+    kubeconfig: PathBuf,
+    apiserver_url: String,
+    builtin_replicaset: bool,
+}
+
+impl LocalCluster {
+    pub(crate) fn from_state(layout: Layout, state: &ClusterState) -> LocalCluster {
+        LocalCluster {
+            layout,
+            kubeconfig: state.kubeconfig.clone(),
+            apiserver_url: state.apiserver_url.clone(),
+            builtin_replicaset: state.builtin_replicaset,
+        }
+    }
+
+    /// The cluster running in `state_dir`: [`ClusterError::NoCluster`] when there is none
+    /// (or nothing of it runs), [`ClusterError::ComponentDied`] when part of it died.
+    pub fn attach(state_dir: &Path) -> Result<LocalCluster, ClusterError> {
+        let no_cluster = || ClusterError::NoCluster {
+            dir: state_dir.to_path_buf(),
+        };
+        let layout = Layout::open(state_dir)?.ok_or_else(no_cluster)?;
+        let state = ClusterState::load(&layout)?
+            .filter(|s| s.complete)
+            .ok_or_else(no_cluster)?;
+        let marker = layout.marker();
+        let running =
+            |c: &&super::state::Component| c.pid.is_some_and(|pid| process::alive(pid, &marker));
+        if !state.components.iter().any(|c| running(&c)) {
+            return Err(no_cluster());
+        }
+        let cluster = LocalCluster::from_state(layout, &state);
+        cluster.check_alive()?;
+        Ok(cluster)
+    }
+
+    pub fn state_dir(&self) -> &Path {
+        self.layout.dir()
+    }
+
+    /// The admin kubeconfig (token user in `system:masters`, CA embedded).
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// `https://127.0.0.1:PORT`.
+    pub fn apiserver_url(&self) -> &str {
+        &self.apiserver_url
+    }
+
+    /// Whether kube-controller-manager's replicaset controller runs (`kcm-replicaset`).
+    pub fn builtin_replicaset(&self) -> bool {
+        self.builtin_replicaset
+    }
+
+    /// The log file of `component` (whether or not it exists).
+    pub fn log(&self, component: &str) -> PathBuf {
+        self.layout.log(component)
+    }
+
+    /// A kube-rs client for the cluster (never through a proxy).
+    pub async fn client(&self) -> Result<kube::Client, ClusterError> {
+        super::readiness::client(&self.kubeconfig).await
+    }
+
+    /// `Ok` when every component that should run does; otherwise
+    /// [`ClusterError::ComponentDied`] for the first that does not (in start order, so a
+    /// dead etcd is named before the kube-apiserver that fails because of it).
+    pub fn check_alive(&self) -> Result<(), ClusterError> {
+        let state = self.load()?;
+        let marker = self.layout.marker();
+        for c in &state.components {
+            if let Some(pid) = c.pid {
+                if !process::alive(pid, &marker) {
+                    return Err(ClusterError::ComponentDied {
+                        component: c.name.clone(),
+                        log: c.log.clone(),
+                        tail: process::tail(&c.log),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `component` exists, should run (was not stopped) and does.
+    pub fn component_running(&self, component: &str) -> bool {
+        let marker = self.layout.marker();
+        self.load().ok().is_some_and(|state| {
+            state
+                .component(component)
+                .and_then(|c| c.pid)
+                .is_some_and(|pid| process::alive(pid, &marker))
+        })
+    }
+
+    /// Stops `component` (if it runs) and starts it again with the same command line; waits
+    /// until it is ready.
+    pub fn restart(&self, component: &str) -> Result<(), ClusterError> {
+        let _lock = self.layout.lock()?;
+        let mut state = self.load()?;
+        self.find(&state, component)?;
+        self.stop_locked(&mut state, component)?;
+        self.start_locked(&mut state, component)
+    }
+
+    /// Starts a second instance of `component` named `copy` (e.g. `kcm-replicaset-2`), with
+    /// the same command line and its own log and pid file; waits until it is ready. Only
+    /// controller managers can be copied.
+    pub fn start_copy(&self, component: &str, copy: &str) -> Result<(), ClusterError> {
+        let _lock = self.layout.lock()?;
+        let mut state = self.load()?;
+        let source = self.find(&state, component)?.clone();
+        if !components::copyable(&source) {
+            return Err(ClusterError::UnknownComponent(format!(
+                "{component} cannot run twice (it owns its ports and data); only the \
+                 kube-controller-managers can"
+            )));
+        }
+        let valid = !copy.is_empty()
+            && copy
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid {
+            return Err(ClusterError::UnknownComponent(format!(
+                "{copy:?} is not a valid component name (letters, digits, '-', '_')"
+            )));
+        }
+        match state.component(copy) {
+            Some(existing) if existing.copy_of.is_none() => {
+                return Err(ClusterError::UnknownComponent(format!(
+                    "{copy} is already a component of the cluster"
+                )));
+            }
+            Some(_) => {
+                // An earlier copy: replaced (stopped first if it still runs).
+                self.stop_locked(&mut state, copy)?;
+                state.components.retain(|c| c.name != copy);
+            }
+            None => {}
+        }
+        let mut component_copy = source;
+        component_copy.name = copy.to_string();
+        component_copy.log = self.layout.log(copy);
+        component_copy.pid = None;
+        component_copy.copy_of = Some(component.to_string());
+        state.components.push(component_copy);
+        state.save(&self.layout)?;
+        self.start_locked(&mut state, copy)
+    }
+
+    /// Stops `component` (SIGTERM, then SIGKILL after a timeout); it stays stopped, and
+    /// `check_alive` no longer expects it, until `restart`.
+    pub fn stop(&self, component: &str) -> Result<(), ClusterError> {
+        let _lock = self.layout.lock()?;
+        let mut state = self.load()?;
+        self.find(&state, component)?;
+        self.stop_locked(&mut state, component)
+    }
+
+    fn stop_locked(&self, state: &mut ClusterState, name: &str) -> Result<(), ClusterError> {
+        let marker = self.layout.marker();
+        if let Some(c) = state.component_mut(name) {
+            if let Some(pid) = c.pid.take() {
+                process::stop(pid, &marker, components::stop_grace(name));
+            }
+        }
+        let _ = std::fs::remove_file(self.layout.pid_file(name));
+        state.save(&self.layout)
+    }
+
+    fn start_locked(&self, state: &mut ClusterState, name: &str) -> Result<(), ClusterError> {
+        let quiet = |_: &str| {};
+        let started = lifecycle::spawn(&self.layout, state, name, &quiet)?;
+        lifecycle::wait(state, name, started, &quiet)
+    }
+
+    fn find<'s>(
+        &self,
+        state: &'s ClusterState,
+        name: &str,
+    ) -> Result<&'s super::state::Component, ClusterError> {
+        state.component(name).ok_or_else(|| {
+            let names: Vec<&str> = state.components.iter().map(|c| c.name.as_str()).collect();
+            ClusterError::UnknownComponent(format!(
+                "the cluster in {} has no component {name:?} (it has {})",
+                self.layout.dir().display(),
+                names.join(", ")
+            ))
+        })
+    }
+
+    fn load(&self) -> Result<ClusterState, ClusterError> {
+        ClusterState::load(&self.layout)?.ok_or_else(|| ClusterError::NoCluster {
+            dir: self.layout.dir().to_path_buf(),
+        })
+    }
+}

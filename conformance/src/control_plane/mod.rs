@@ -1,0 +1,33 @@
+//! A local Kubernetes v1.20.2 control plane: etcd, kube-apiserver and two
+//! kube-controller-managers as plain processes (`rsmc cluster up|down|status`).
+//!
+//! kind needs a container engine, which these machines do not have; the server binaries run
+//! fine as processes, and that is also cheaper (a cluster is ready in about 15 s). The
+//! replicaset controller runs in a kube-controller-manager of its own (`kcm-replicaset`) so
+//! that a conformance run can restart it, run a second one, or leave it out entirely to test
+//! another implementation, while the garbage collector and the namespace controller keep
+//! running in `kcm-system`. See [`components`] for the command lines, [`readiness`] for when
+//! a component counts as started, and [`state`] for the state directory.
+//!
+//! Everything is synchronous (and works whether or not the caller runs a tokio runtime):
+//! starting and stopping processes is, and the few HTTPS probes run on a runtime of their own.
+
+pub mod binaries;
+pub mod certs;
+pub mod components;
+mod error;
+mod interrupt;
+pub mod kubeconfig;
+mod lifecycle;
+mod local;
+pub mod ports;
+pub mod process;
+pub mod readiness;
+pub mod state;
+
+pub use error::{ClusterError, TAIL_LINES};
+pub use lifecycle::{
+    default_state_dir, down, status, up, ComponentStatus, DownReport, Status, UpOptions,
+};
+pub use local::LocalCluster;
+pub use process::{spawn_logged, spawn_shell_logged, Supervised};

@@ -1,0 +1,267 @@
+//! The state directory of a local cluster and its `cluster.json`.
+//!
+//! Layout:
+//! - `cluster.json`: ports, binary directory, the kubeconfig path, whether the replicaset
+//!   controller is built in, and every component's command line, readiness probe, log and
+//!   pid, so that another `rsmc` process (status, down, a conformance run) can find,
+//!   restart or stop the components;
+//! - `kubeconfig`: the admin kubeconfig;
+//! - `certs/`: CA, serving certificate, service-account key pair, token file;
+//! - `etcd-data/`: etcd's data;
+//! - `logs/<component>.log`, `pids/<component>.pid`;
+//! - `.lock`: held while a command changes the cluster, so two of them do not interleave.
+//!
+//! The pid files are what stale processes are found by (they are written before anything
+//! waits, so even an `up` killed halfway leaves them); `cluster.json` is rewritten whenever
+//! a component starts or stops, atomically (write, then rename).
+
+use super::error::ClusterError;
+use super::process::CommandLine;
+use super::readiness::Readiness;
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// The format tag of `cluster.json`.
+pub const FORMAT: &str = "rsmc-cluster/v1";
+
+/// The paths of a state directory.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    dir: PathBuf,
+}
+
+/// The cluster's files, which `up` and `down` remove (and nothing else, so a state
+/// directory pointed at a directory holding other files never loses them). The logs and
+/// the lock are handled separately.
+const ENTRIES: [&str; 6] = [
+    "cluster.json",
+    "cluster.json.tmp",
+    "kubeconfig",
+    "certs",
+    "etcd-data",
+    "pids",
+];
+
+impl Layout {
+    /// The layout of `dir`, which must be absolute (see [`Layout::open`]).
+    pub fn new(dir: PathBuf) -> Layout {
+        Layout { dir }
+    }
+
+    /// The layout of an existing `dir`, made absolute, or `None` when `dir` does not exist.
+    pub fn open(dir: &Path) -> Result<Option<Layout>, ClusterError> {
+        match dir.canonicalize() {
+            Ok(dir) => Ok(Some(Layout { dir })),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(ClusterError::io("cannot open", dir, e)),
+        }
+    }
+
+    /// Creates `dir` if needed; its layout, absolute.
+    pub fn create(dir: &Path) -> Result<Layout, ClusterError> {
+        std::fs::create_dir_all(dir).map_err(|e| ClusterError::io("cannot create", dir, e))?;
+        let layout = Layout::open(dir)?.ok_or_else(|| ClusterError::NoCluster {
+            dir: dir.to_path_buf(),
+        })?;
+        if layout.dir.to_str().is_none() {
+            return Err(ClusterError::setup(
+                format!("state directory {}", dir.display()),
+                "its path is not UTF-8 (it is passed to the components in flags)",
+            ));
+        }
+        Ok(layout)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// What every component's command line contains, and nothing outside this cluster's
+    /// does: the state directory with a trailing slash (so `/x/cluster` does not match
+    /// `/x/cluster2`).
+    pub fn marker(&self) -> String {
+        format!("{}/", self.dir.display())
+    }
+
+    pub fn cluster_json(&self) -> PathBuf {
+        self.dir.join("cluster.json")
+    }
+    pub fn kubeconfig(&self) -> PathBuf {
+        self.dir.join("kubeconfig")
+    }
+    pub fn certs(&self) -> PathBuf {
+        self.dir.join("certs")
+    }
+    pub fn token_file(&self) -> PathBuf {
+        self.certs().join("tokens.csv")
+    }
+    pub fn etcd_data(&self) -> PathBuf {
+        self.dir.join("etcd-data")
+    }
+    pub fn logs(&self) -> PathBuf {
+        self.dir.join("logs")
+    }
+    pub fn pids(&self) -> PathBuf {
+        self.dir.join("pids")
+    }
+    pub fn log(&self, component: &str) -> PathBuf {
+        self.logs().join(format!("{component}.log"))
+    }
+    pub fn pid_file(&self, component: &str) -> PathBuf {
+        self.pids().join(format!("{component}.pid"))
+    }
+
+    /// Takes the directory's lock, waiting for another command to finish with it.
+    pub fn lock(&self) -> Result<File, ClusterError> {
+        let file = self.lock_file()?;
+        file.lock()
+            .map_err(|e| ClusterError::io("cannot lock", &self.dir.join(".lock"), e))?;
+        Ok(file)
+    }
+
+    /// Takes the directory's lock, or `None` when another command holds it.
+    pub fn try_lock(&self) -> Result<Option<File>, ClusterError> {
+        let file = self.lock_file()?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(file)),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(ClusterError::io("cannot lock", &self.dir.join(".lock"), e))
+            }
+        }
+    }
+
+    fn lock_file(&self) -> Result<File, ClusterError> {
+        let path = self.dir.join(".lock");
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| ClusterError::io("cannot open", &path, e))
+    }
+
+    /// What is in the directory that a cluster did not put there.
+    pub fn foreign_entries(&self) -> Result<Vec<String>, ClusterError> {
+        let entries = std::fs::read_dir(&self.dir)
+            .map_err(|e| ClusterError::io("cannot read", &self.dir, e))?;
+        let mut foreign: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| !ENTRIES.contains(&name.as_str()) && name != "logs" && name != ".lock")
+            .collect();
+        foreign.sort();
+        Ok(foreign)
+    }
+
+    /// Removes the cluster's files, and the logs too unless `keep_logs`; the directory and
+    /// its lock stay.
+    pub fn clear(&self, keep_logs: bool) -> Result<(), ClusterError> {
+        let logs = (!keep_logs).then_some("logs");
+        for entry in ENTRIES.iter().copied().chain(logs) {
+            remove(&self.dir.join(entry))?;
+        }
+        Ok(())
+    }
+
+    /// Removes everything [`Layout::clear`] does, the logs and the lock, then the directory
+    /// unless something else is left in it. Returns whether the directory is gone.
+    pub fn remove(&self) -> Result<bool, ClusterError> {
+        self.clear(false)?;
+        remove(&self.dir.join(".lock"))?;
+        Ok(std::fs::remove_dir(&self.dir).is_ok())
+    }
+}
+
+/// Removes a file or a directory tree, if it exists.
+fn remove(path: &Path) -> Result<(), ClusterError> {
+    let removed = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(_) => return Ok(()),
+    };
+    removed.map_err(|e| ClusterError::io("cannot remove", path, e))
+}
+
+/// The ports of a cluster.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ports {
+    pub etcd_client: u16,
+    pub etcd_peer: u16,
+    pub apiserver: u16,
+}
+
+/// One component as recorded in `cluster.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Component {
+    pub name: String,
+    pub command: CommandLine,
+    pub readiness: Readiness,
+    pub log: PathBuf,
+    /// While it should be running; `None` once stopped on purpose.
+    pub pid: Option<u32>,
+    /// The component this one is a second instance of (`kcm-replicaset-2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_of: Option<String>,
+}
+
+/// `cluster.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterState {
+    pub format: String,
+    pub kubernetes_version: String,
+    pub state_dir: PathBuf,
+    pub bin_dir: PathBuf,
+    pub kubeconfig: PathBuf,
+    pub apiserver_url: String,
+    pub ports: Ports,
+    /// Whether kube-controller-manager's own replicaset controller runs (`kcm-replicaset`);
+    /// false with `--without-replicaset`, where another implementation is tested.
+    pub builtin_replicaset: bool,
+    /// False while `up` is still starting the components.
+    pub complete: bool,
+    pub components: Vec<Component>,
+}
+
+impl ClusterState {
+    /// Reads `cluster.json`; `None` when there is none.
+    pub fn load(layout: &Layout) -> Result<Option<ClusterState>, ClusterError> {
+        let path = layout.cluster_json();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ClusterError::io("cannot read", &path, e)),
+        };
+        let state: ClusterState = serde_json::from_str(&text)
+            .map_err(|e| ClusterError::setup(format!("{} is damaged", path.display()), e))?;
+        if state.format != FORMAT {
+            return Err(ClusterError::setup(
+                format!("{}", path.display()),
+                format!("format {:?} is not {FORMAT:?}", state.format),
+            ));
+        }
+        Ok(Some(state))
+    }
+
+    /// Writes `cluster.json` atomically.
+    pub fn save(&self, layout: &Layout) -> Result<(), ClusterError> {
+        let path = layout.cluster_json();
+        let tmp = layout.dir().join("cluster.json.tmp");
+        let text = serde_json::to_string_pretty(self)
+            .map_err(|e| ClusterError::setup("cannot encode cluster.json", e))?;
+        std::fs::write(&tmp, text + "\n").map_err(|e| ClusterError::io("cannot write", &tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| ClusterError::io("cannot write", &path, e))
+    }
+
+    pub fn component(&self, name: &str) -> Option<&Component> {
+        self.components.iter().find(|c| c.name == name)
+    }
+
+    pub fn component_mut(&mut self, name: &str) -> Option<&mut Component> {
+        self.components.iter_mut().find(|c| c.name == name)
+    }
+}

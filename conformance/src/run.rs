@@ -1,0 +1,426 @@
+//! One scenario on a cluster: a fresh namespace, the steps, the recording, the settle points,
+//! the kubectl views, and the oracle's verdict.
+
+use crate::controller::Controllers;
+use crate::kubectl::{kubectl, normalise_describe, normalise_table};
+use crate::kubelet;
+use crate::recorder::Recorder;
+use crate::settle::{settle, SettlePolicy, Settled};
+use crate::steps::{self, StepContext};
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::{Client, ResourceExt};
+use rsmc_oracle::explore::STATE_LIMIT;
+use rsmc_oracle::judge::{self, Verdict};
+use rsmc_oracle::observed::{self, RawObserved, RawSegment, RawSnapshot, SCHEMA};
+use rsmc_oracle::prepared::Prepared;
+use rsmc_oracle::render;
+use rsmc_oracle::scenario::StepKind;
+use rsmc_spec::api::ApiServer;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex as AsyncMutex;
+
+/// What every scenario of a run shares.
+pub struct Target {
+    pub client: Client,
+    pub kubeconfig: PathBuf,
+    pub controllers: AsyncMutex<Controllers>,
+    pub policy: SettlePolicy,
+    /// Namespaces in use, so that an interrupted run can delete them.
+    pub namespaces: Arc<Mutex<Vec<String>>>,
+    /// A description of the cluster for observed traces (server version, controller).
+    pub cluster: serde_json::Value,
+}
+
+/// What a user sees at one settle point: the real kubectl output, normalised, beside the
+/// model's rendering of the same objects.
+#[derive(Clone, Debug, Serialize)]
+pub struct Views {
+    /// `kubectl get rs` then `kubectl get pods --show-labels`, as [`render::snapshot`] lays
+    /// them out.
+    pub kubectl: String,
+    /// The model's rendering of the same objects (abstracted as the oracle reads them).
+    pub model: String,
+    /// `kubectl describe rs` (at the last settle point only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub describe: Option<String>,
+}
+
+/// The result of one scenario.
+#[derive(Debug, Serialize)]
+pub struct ScenarioRun {
+    pub scenario: String,
+    pub path: PathBuf,
+    pub namespace: String,
+    pub wall_seconds: f64,
+    /// Steps the runner could not force on this cluster, and the scenario's own note.
+    pub not_forced: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_cluster: Option<String>,
+    /// Why the run could not be completed (the cluster broke, a settle point timed out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<RunError>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    pub views: Vec<Views>,
+    #[serde(skip)]
+    pub observed: Option<RawObserved>,
+}
+
+/// Why a run stopped short.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunError {
+    /// The cluster (or the controller under test) broke, rather than misbehaved.
+    pub broken: bool,
+    pub message: String,
+}
+
+impl ScenarioRun {
+    /// Whether the implementation conformed.
+    pub fn conforms(&self) -> bool {
+        self.error.is_none() && self.verdict.as_ref().is_some_and(|v| v.conforms)
+    }
+}
+
+/// Whether the scenario acts on the controller's processes (restarts, handovers), which
+/// forbids running other scenarios beside it.
+pub fn needs_controller(prepared: &Prepared) -> bool {
+    prepared.scenario.steps.iter().any(|s| {
+        matches!(
+            s.kind,
+            StepKind::RestartController { .. }
+                | StepKind::StartSecondLeader
+                | StepKind::StopFirstLeader
+        )
+    })
+}
+
+/// Run one scenario.
+pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
+    let started = Instant::now();
+    let scenario = &prepared.scenario;
+    let mut out = ScenarioRun {
+        scenario: scenario.name.clone(),
+        path: scenario.path.clone(),
+        namespace: String::new(),
+        wall_seconds: 0.0,
+        not_forced: Vec::new(),
+        on_cluster: scenario.on_cluster.clone(),
+        error: None,
+        verdict: None,
+        views: Vec::new(),
+        observed: None,
+    };
+    match create_namespace(target, &scenario.name).await {
+        Ok(ns) => out.namespace = ns,
+        Err(e) => {
+            out.error = Some(RunError {
+                broken: true,
+                message: format!("cannot create a namespace: {e}"),
+            });
+            return out;
+        }
+    }
+    let result = steps_and_settles(target, prepared, &mut out).await;
+    delete_namespace(target, &out.namespace).await;
+    match result {
+        Ok(raw) => {
+            let text = serde_json::to_string(&raw).expect("observed traces serialise");
+            out.observed = Some(raw);
+            let path = PathBuf::from(format!("{}.observed.json", scenario.name));
+            match observed::parse(&path, &text) {
+                Ok(obs) => {
+                    let subject = prepared.subject();
+                    // Exploring the model is CPU-bound: keep it off the async workers.
+                    let judged =
+                        tokio::task::block_in_place(|| judge::judge(&subject, &obs, STATE_LIMIT));
+                    match judged {
+                        Ok(v) => out.verdict = Some(v),
+                        Err(e) => {
+                            out.error = Some(RunError {
+                                broken: false,
+                                message: format!("cannot judge: {e}"),
+                            })
+                        }
+                    }
+                }
+                Err(e) => {
+                    out.error = Some(RunError {
+                        broken: false,
+                        message: format!("the recording cannot be read as an observed trace: {e}"),
+                    })
+                }
+            }
+        }
+        Err(e) => out.error = Some(e),
+    }
+    out.wall_seconds = started.elapsed().as_secs_f64();
+    out
+}
+
+async fn steps_and_settles(
+    target: &Target,
+    prepared: &Prepared,
+    out: &mut ScenarioRun,
+) -> Result<RawObserved, RunError> {
+    let client = &target.client;
+    let ns = out.namespace.clone();
+    let broken = |message: String| RunError {
+        broken: true,
+        message,
+    };
+    let start = Api::<ReplicaSet>::namespaced(client.clone(), &ns)
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| broken(format!("cannot list the namespace {ns}: {e}")))?;
+    let mut recorder = Recorder::start(
+        client,
+        &ns,
+        start.metadata.resource_version.as_deref().unwrap_or("0"),
+    );
+    let mut segments = Vec::new();
+    let steps = &prepared.scenario.steps;
+    let last_settle = steps
+        .iter()
+        .rposition(|s| s.kind == StepKind::Settle)
+        .unwrap_or(steps.len());
+    let alive = {
+        let controllers = &target.controllers;
+        move || match controllers.try_lock() {
+            Ok(c) => c.check_alive(),
+            // Someone else holds it for a moment: asked again on the next poll.
+            Err(_) => Ok(()),
+        }
+    };
+    for (index, step) in steps.iter().enumerate() {
+        let label = format!("step {} ({})", index + 1, step.command());
+        match &step.kind {
+            StepKind::Settle => {
+                let settled = settle(client, &ns, &recorder, target.policy, &alive)
+                    .await
+                    .map_err(|e| RunError {
+                        broken: matches!(
+                            e,
+                            crate::settle::SettleError::Broken(_)
+                                | crate::settle::SettleError::Api(_)
+                        ),
+                        message: format!("{label}: {e}"),
+                    })?;
+                let events = recorder.take_segment(settled.resource_version);
+                out.views
+                    .push(views(target, &ns, &settled, index == last_settle).await);
+                segments.push(RawSegment {
+                    events: Some(events),
+                    settled: snapshot(&settled),
+                });
+            }
+            StepKind::Wait { seconds } => {
+                tokio::time::sleep(Duration::from_secs(u64::from(*seconds))).await
+            }
+            StepKind::Relist { .. } => out.not_forced.push(format!(
+                "{label}: a watch's expiry cannot be forced from outside; the informers keep watching"
+            )),
+            StepKind::ExpireExpectations { .. } => out.not_forced.push(format!(
+                "{label}: expectations expire after 5 minutes inside the controller; the run does not wait for that"
+            )),
+            StepKind::RestartController { .. }
+            | StepKind::StartSecondLeader
+            | StepKind::StopFirstLeader => {
+                let mut controllers = target.controllers.lock().await;
+                if let Err(reason) = controllers.can_force() {
+                    out.not_forced.push(format!("{label}: {}", reason.0));
+                    continue;
+                }
+                let r = match step.kind {
+                    StepKind::RestartController { .. } => controllers.restart(),
+                    StepKind::StartSecondLeader => controllers.start_second(),
+                    _ => controllers.stop_first(),
+                };
+                r.map_err(|e| broken(format!("{label}: {e}")))?;
+            }
+            kind => {
+                alive().map_err(|e| broken(format!("{label}: {e}")))?;
+                let mut ctx = StepContext {
+                    client,
+                    namespace: &ns,
+                    recorder: &mut recorder,
+                    index,
+                };
+                steps::take(&mut ctx, kind).await.map_err(|e| {
+                    let dead = alive().err();
+                    broken(match dead {
+                        Some(d) => format!("{label}: {d}"),
+                        None => format!("{label}: {e}"),
+                    })
+                })?;
+            }
+        }
+    }
+    if needs_controller(prepared) {
+        let mut controllers = target.controllers.lock().await;
+        controllers
+            .reset()
+            .map_err(|e| broken(format!("after the scenario: {e}")))?;
+    }
+    Ok(RawObserved {
+        schema: SCHEMA.to_string(),
+        scenario: prepared.scenario.name.clone(),
+        cluster: target.cluster.clone(),
+        segments,
+    })
+}
+
+fn snapshot(settled: &Settled) -> RawSnapshot {
+    let value = |v: serde_json::Result<serde_json::Value>| v.expect("objects serialise");
+    RawSnapshot {
+        replicasets: settled
+            .replicasets
+            .iter()
+            .map(|o| value(serde_json::to_value(o)))
+            .collect(),
+        pods: settled
+            .pods
+            .iter()
+            .map(|o| value(serde_json::to_value(o)))
+            .collect(),
+    }
+}
+
+/// The kubectl views of a settled namespace and the model's rendering of the same objects.
+async fn views(target: &Target, ns: &str, settled: &Settled, last: bool) -> Views {
+    let get = |args: &'static [&'static str]| kubectl(&target.kubeconfig, ns, args);
+    let (rs, pods) = tokio::join!(get(&["get", "rs"]), get(&["get", "pods", "--show-labels"]));
+    let show = |r: Result<String, String>, sort: bool| match r {
+        Ok(text) => normalise_table(&text, ns, sort),
+        Err(e) => format!("(kubectl failed: {e})\n"),
+    };
+    let kubectl_view = format!(
+        "$ kubectl get rs\n{}\n$ kubectl get pods --show-labels\n{}",
+        show(rs, false),
+        show(pods, true)
+    );
+    let describe = if last && !settled.replicasets.is_empty() {
+        Some(match get(&["describe", "rs"]).await {
+            Ok(text) => normalise_describe(&text, ns),
+            Err(e) => format!("(kubectl failed: {e})\n"),
+        })
+    } else {
+        None
+    };
+    Views {
+        kubectl: kubectl_view,
+        model: model_view(settled),
+        describe,
+    }
+}
+
+/// The model's `kubectl get` rendering of the settled objects, normalised as the real output
+/// is.
+fn model_view(settled: &Settled) -> String {
+    let mut uids = observed::UidTokens::default();
+    let mut api = ApiServer::default();
+    for rs in &settled.replicasets {
+        if let Ok(a) = observed::abstract_replicaset(rs, &mut uids) {
+            api.replicasets.insert(a.meta.name.clone(), Arc::new(a));
+        }
+    }
+    for p in &settled.pods {
+        if let Ok(a) = observed::abstract_pod(p, &mut uids) {
+            api.pods.insert(a.meta.name.clone(), Arc::new(a));
+        }
+    }
+    let fix = |t: String, sort: bool| {
+        normalise_table(
+            &t.replace(
+                render::NO_RESOURCES,
+                "No resources found in rsmc-model namespace.\n",
+            ),
+            "rsmc-model",
+            sort,
+        )
+    };
+    format!(
+        "$ kubectl get rs\n{}\n$ kubectl get pods --show-labels\n{}",
+        fix(render::get_rs(&api), false),
+        fix(render::get_pods(&api), true)
+    )
+}
+
+/// A fresh namespace for a scenario: `rsmc-<name>-xxxxx`.
+async fn create_namespace(target: &Target, scenario: &str) -> Result<String, kube::Error> {
+    let api: Api<Namespace> = Api::all(target.client.clone());
+    let prefix: String = scenario
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    let ns: Namespace = serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "generateName": format!("rsmc-{}-", prefix.trim_end_matches('-')),
+            "labels": {"app.kubernetes.io/managed-by": "rsmc"},
+        },
+    }))
+    .expect("a Namespace manifest");
+    let created = api.create(&PostParams::default(), &ns).await?;
+    let name = created.name_any();
+    target.namespaces.lock().unwrap().push(name.clone());
+    Ok(name)
+}
+
+/// Delete a scenario's namespace and wait (bounded) until it is gone.
+pub async fn delete_namespace(target: &Target, ns: &str) {
+    delete_namespaces(&target.client, &[ns.to_string()], Duration::from_secs(60)).await;
+    target.namespaces.lock().unwrap().retain(|n| n != ns);
+}
+
+/// Delete namespaces and wait until they are gone or `timeout` passes. Pods bound to a node
+/// wait in `Terminating` for a kubelet, and the namespace with them; the runner plays that
+/// kubelet and finishes their deletion (grace period 0), as a node's kubelet would once the
+/// containers stopped.
+pub async fn delete_namespaces(client: &Client, names: &[String], timeout: Duration) {
+    let api: Api<Namespace> = Api::all(client.clone());
+    for ns in names {
+        let _ = api.delete(ns, &DeleteParams::background()).await;
+    }
+    let started = Instant::now();
+    for ns in names {
+        let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+        while started.elapsed() < timeout {
+            match api.get_opt(ns).await {
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
+            }
+            if let Ok(list) = pods.list(&ListParams::default()).await {
+                for p in list
+                    .items
+                    .iter()
+                    .filter(|p| p.metadata.deletion_timestamp.is_some())
+                {
+                    let _ = kubelet::finish_deletion(&pods, p).await;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+}
+
+/// Where a report's files for a scenario go.
+pub fn report_paths(dir: &Path, scenario: &str) -> (PathBuf, PathBuf, PathBuf) {
+    (
+        dir.join(format!("{scenario}.observed.json")),
+        dir.join(format!("{scenario}.verdict.txt")),
+        dir.join(format!("{scenario}.views.txt")),
+    )
+}

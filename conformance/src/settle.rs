@@ -1,0 +1,193 @@
+//! Quiescence: when a cluster has settled, so that a `settle` step can compare it.
+//!
+//! A namespace has settled when, all at once:
+//! 1. **no watch event** of a ReplicaSet or a pod has arrived for the quiet window (default
+//!    2 s; the built-in controller and garbage collector react within milliseconds);
+//! 2. **every ReplicaSet's status is current**: `status.observedGeneration` is at least
+//!    `metadata.generation`, so the controller has synced the latest spec (and the mark of a
+//!    deletion, which bumps the generation);
+//! 3. **no deletion is pending on the system**: no ReplicaSet carries the `orphan` finalizer
+//!    (the garbage collector always finishes orphaning), and one carrying `foregroundDeletion`
+//!    only while a pod that blocks it waits for the kubelet to finish its graceful deletion
+//!    (a step of the scenario, not of the system). With `--kubelet real` a terminating pod is
+//!    pending too, since the kubelet will finish it;
+//! 4. **the recording has caught up**: every listed object's resourceVersion has arrived as a
+//!    watch event, so the recorded events end in exactly the listed state.
+//!
+//! These mirror the model's quiescence (no system step enabled) for what a cluster shows from
+//! outside; the model's hidden state (queues, expectations) has no outside sign, and the
+//! quiet window stands in for it. A namespace that has not settled by the timeout fails the
+//! scenario, naming what was still moving.
+
+use crate::recorder::Recorder;
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+use kube::{Client, ResourceExt};
+use std::time::{Duration, Instant};
+
+/// How a settle point is waited for.
+#[derive(Clone, Copy, Debug)]
+pub struct SettlePolicy {
+    pub quiet_window: Duration,
+    pub timeout: Duration,
+    /// Real kubelets finish graceful deletions by themselves.
+    pub real_kubelet: bool,
+}
+
+impl Default for SettlePolicy {
+    fn default() -> Self {
+        SettlePolicy {
+            quiet_window: Duration::from_secs(2),
+            timeout: Duration::from_secs(60),
+            real_kubelet: false,
+        }
+    }
+}
+
+/// The namespace's objects once settled, and the list's resourceVersion.
+pub struct Settled {
+    pub replicasets: Vec<ReplicaSet>,
+    pub pods: Vec<Pod>,
+    pub resource_version: u64,
+}
+
+/// Why a settle point was not reached.
+#[derive(Debug, thiserror::Error)]
+pub enum SettleError {
+    #[error("did not settle within {}s: {reason}", timeout.as_secs())]
+    Timeout { timeout: Duration, reason: String },
+    #[error("the recording is incomplete: {0}")]
+    Recording(String),
+    #[error("cannot list the namespace: {0}")]
+    Api(#[from] kube::Error),
+    #[error("{0}")]
+    Broken(String),
+}
+
+/// Wait until the namespace settles. `alive` is asked between polls whether everything the
+/// run depends on (the control plane, the controller under test) still runs.
+pub async fn settle(
+    client: &Client,
+    namespace: &str,
+    recorder: &Recorder,
+    policy: SettlePolicy,
+    alive: &(dyn Fn() -> Result<(), String> + Sync),
+) -> Result<Settled, SettleError> {
+    let rs_api: Api<ReplicaSet> = Api::namespaced(client.clone(), namespace);
+    let pod_api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let started = Instant::now();
+    let mut reason = String::from("events keep arriving");
+    loop {
+        alive().map_err(SettleError::Broken)?;
+        if let Some(e) = recorder.error() {
+            return Err(SettleError::Recording(e));
+        }
+        if started.elapsed() > policy.timeout {
+            return Err(SettleError::Timeout {
+                timeout: policy.timeout,
+                reason,
+            });
+        }
+        let quiet = recorder.quiet_for();
+        if quiet < policy.quiet_window {
+            reason = "watch events keep arriving".into();
+            tokio::time::sleep(policy.quiet_window - quiet).await;
+            continue;
+        }
+        let replicasets = rs_api.list(&ListParams::default()).await?;
+        let pods = pod_api.list(&ListParams::default()).await?;
+        let resource_version = replicasets
+            .metadata
+            .resource_version
+            .as_deref()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+            .max(
+                pods.metadata
+                    .resource_version
+                    .as_deref()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0),
+            );
+        match moving(&replicasets.items, &pods.items, recorder, policy) {
+            Some(why) => {
+                reason = why;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            None => {
+                return Ok(Settled {
+                    replicasets: replicasets.items,
+                    pods: pods.items,
+                    resource_version,
+                })
+            }
+        }
+    }
+}
+
+/// What still moves, if anything.
+fn moving(
+    replicasets: &[ReplicaSet],
+    pods: &[Pod],
+    recorder: &Recorder,
+    policy: SettlePolicy,
+) -> Option<String> {
+    for rs in replicasets {
+        let generation = rs.metadata.generation.unwrap_or(0);
+        let observed = rs
+            .status
+            .as_ref()
+            .and_then(|s| s.observed_generation)
+            .unwrap_or(0);
+        if observed < generation {
+            return Some(format!(
+                "ReplicaSet {} has status.observedGeneration {observed} < metadata.generation {generation}",
+                rs.name_any()
+            ));
+        }
+        let finalizers = rs.finalizers();
+        if finalizers.iter().any(|f| f == "orphan") {
+            return Some(format!(
+                "ReplicaSet {} waits for the garbage collector to orphan its pods",
+                rs.name_any()
+            ));
+        }
+        if finalizers.iter().any(|f| f == "foregroundDeletion") {
+            let uid = rs.uid().unwrap_or_default();
+            let waits_for_kubelet = pods.iter().any(|p| {
+                p.metadata.deletion_timestamp.is_some()
+                    && p.owner_references()
+                        .iter()
+                        .any(|r| r.uid == uid && r.block_owner_deletion == Some(true))
+            });
+            if policy.real_kubelet || !waits_for_kubelet {
+                return Some(format!(
+                    "ReplicaSet {} waits for the garbage collector to delete its pods (foreground)",
+                    rs.name_any()
+                ));
+            }
+        }
+    }
+    if policy.real_kubelet {
+        if let Some(p) = pods
+            .iter()
+            .find(|p| p.metadata.deletion_timestamp.is_some())
+        {
+            return Some(format!("pod {} is terminating", p.name_any()));
+        }
+    }
+    let versions = replicasets
+        .iter()
+        .map(|o| (o.name_any(), o.resource_version()))
+        .chain(pods.iter().map(|o| (o.name_any(), o.resource_version())));
+    for (name, rv) in versions {
+        let rv = rv.and_then(|v| v.parse().ok()).unwrap_or(0);
+        if !recorder.has_seen(rv) {
+            return Some(format!(
+                "the watch has not yet delivered {name} at resourceVersion {rv}"
+            ));
+        }
+    }
+    None
+}

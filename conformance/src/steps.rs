@@ -1,0 +1,318 @@
+//! Taking a scenario's steps on a cluster: the user's kubectl commands and the scheduler's and
+//! the kubelet's writes, each marked as the runner's own in the recording.
+//!
+//! Every step does what the model's environment move does (`rsmc_spec::model::step`), through
+//! the API a real client uses: `kubectl apply` is a server-side apply, `kubectl scale` patches
+//! the scale subresource, the scheduler posts a Binding, the kubelet patches the status
+//! subresource and finishes a graceful deletion with a grace-period-0 delete carrying a UID
+//! precondition. A request the API server refuses (the pod is gone, the ReplicaSet was
+//! deleted) changes nothing and the scenario goes on, as in the model.
+
+use crate::kubelet;
+use crate::recorder::{PendingWrite, Recorded, Recorder, Resource};
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PropagationPolicy};
+use kube::{Client, ResourceExt};
+use rsmc_oracle::manifest::Object;
+use rsmc_oracle::observed::{abstract_pod, abstract_replicaset, UidTokens};
+use rsmc_oracle::scenario::{Apply, StepKind};
+use rsmc_spec::api::{Propagation, View};
+use rsmc_spec::model::{PodAction, PodSelection};
+use serde_json::json;
+use std::sync::Arc;
+
+/// The field manager of the runner's server-side applies.
+pub const FIELD_MANAGER: &str = "rsmc";
+
+/// What taking a step needs.
+pub struct StepContext<'a> {
+    pub client: &'a Client,
+    pub namespace: &'a str,
+    pub recorder: &'a mut Recorder,
+    /// The scenario step's index (events of its writes carry it).
+    pub index: usize,
+}
+
+impl StepContext<'_> {
+    fn replicasets(&self) -> Api<ReplicaSet> {
+        Api::namespaced(self.client.clone(), self.namespace)
+    }
+    fn pods(&self) -> Api<Pod> {
+        Api::namespaced(self.client.clone(), self.namespace)
+    }
+}
+
+/// A request failed for a reason other than the API server refusing it.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}")]
+pub struct StepError {
+    what: String,
+    #[source]
+    source: kube::Error,
+}
+
+/// Whether the API server refused a request (the answer a model step also gets), as
+/// opposed to the request not reaching it.
+fn refused(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code >= 400 && s.code < 500)
+}
+
+/// Take the outcome of a write: a refusal is a step that changed nothing.
+fn accept<T>(
+    what: impl FnOnce() -> String,
+    r: Result<T, kube::Error>,
+) -> Result<Option<T>, StepError> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if refused(&e) => Ok(None),
+        Err(source) => Err(StepError {
+            what: what(),
+            source,
+        }),
+    }
+}
+
+/// Take one of the user's, the scheduler's or the kubelet's steps (not `settle`, `wait` or
+/// the controller steps, which the runner handles).
+pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), StepError> {
+    match kind {
+        StepKind::Apply(apply) => self::apply(ctx, apply).await,
+        StepKind::Scale {
+            replicaset,
+            replicas,
+        } => {
+            let patch = Patch::Merge(json!({"spec": {"replicas": replicas}}));
+            let r = ctx
+                .replicasets()
+                .patch_scale(replicaset, &PatchParams::default(), &patch)
+                .await;
+            if let Some(scale) = accept(|| format!("scale rs/{replicaset}"), r)? {
+                ctx.recorder
+                    .own_write(ctx.index, scale.metadata.resource_version.as_deref());
+            }
+            Ok(())
+        }
+        StepKind::DeleteReplicaSet {
+            replicaset,
+            propagation,
+        } => {
+            let params = DeleteParams {
+                propagation_policy: Some(match propagation {
+                    Propagation::Background => PropagationPolicy::Background,
+                    Propagation::Foreground => PropagationPolicy::Foreground,
+                    Propagation::Orphan => PropagationPolicy::Orphan,
+                }),
+                ..DeleteParams::default()
+            };
+            let api = ctx.replicasets();
+            let before = accept(|| format!("get rs/{replicaset}"), api.get(replicaset).await)?;
+            let r = api.delete(replicaset, &params).await;
+            let answer = accept(|| format!("delete rs/{replicaset}"), r)?;
+            if let (Some(_), Some(before)) = (answer, before) {
+                record_delete(ctx, Resource::ReplicaSet, &before, false);
+            }
+            Ok(())
+        }
+        StepKind::Pods { selection, action } => pods(ctx, selection, action).await,
+        other => unreachable!("the runner takes {} itself", other.keyword()),
+    }
+}
+
+/// Mark a deletion's event: the first event of the object after the version the runner read
+/// that deletes it or marks it deleting. The answer's resourceVersion is not used: a delete
+/// that removes the object at once answers with the object as it was before.
+/// `gone_only`: only the DELETED event counts (the kubelet's final delete first updates the
+/// grace period, an update the model does not see).
+fn record_delete<K: kube::Resource>(
+    ctx: &mut StepContext<'_>,
+    resource: Resource,
+    before: &K,
+    gone_only: bool,
+) {
+    ctx.recorder.own_pending(PendingWrite {
+        step: ctx.index,
+        resource,
+        uid: before.meta().uid.clone().unwrap_or_default(),
+        after: version(before.meta().resource_version.as_deref()),
+        matches: Box::new(move |e: &Recorded| {
+            e.event_type == rsmc_oracle::observed::EventType::Deleted
+                || (!gone_only && e.object.pointer("/metadata/deletionTimestamp").is_some())
+        }),
+    });
+}
+
+fn version(v: Option<&str>) -> u64 {
+    v.and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// `kubectl apply`: a server-side apply of each manifest, in order. An apply that changes
+/// nothing writes nothing, and then nothing is marked.
+async fn apply(ctx: &mut StepContext<'_>, apply: &Apply) -> Result<(), StepError> {
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    for manifest in &apply.manifests {
+        let mut raw = manifest.raw.clone();
+        if let Some(meta) = raw.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+            meta.remove("namespace");
+        }
+        let name = manifest.object.name().to_string();
+        let what = || format!("apply {} {name}", manifest.object.kind());
+        let (old, new) = match &manifest.object {
+            Object::ReplicaSet(_) => {
+                let api = ctx.replicasets();
+                let old = accept(what, api.get_opt(&name).await)?.flatten();
+                let new = accept(what, api.patch(&name, &params, &Patch::Apply(&raw)).await)?;
+                (
+                    old.and_then(|o| o.metadata.resource_version),
+                    new.and_then(|o| o.metadata.resource_version),
+                )
+            }
+            Object::Pod(_) => {
+                let api = ctx.pods();
+                let old = accept(what, api.get_opt(&name).await)?.flatten();
+                let new = accept(what, api.patch(&name, &params, &Patch::Apply(&raw)).await)?;
+                (
+                    old.and_then(|o| o.metadata.resource_version),
+                    new.and_then(|o| o.metadata.resource_version),
+                )
+            }
+        };
+        if new.is_some() && new != old {
+            ctx.recorder.own_write(ctx.index, new.as_deref());
+        }
+    }
+    Ok(())
+}
+
+/// The cluster's objects in the namespace, abstracted as the model sees them.
+pub async fn current(
+    client: &Client,
+    namespace: &str,
+) -> Result<
+    (
+        View<rsmc_spec::object::ReplicaSet>,
+        View<rsmc_spec::object::Pod>,
+        Vec<Pod>,
+    ),
+    StepError,
+> {
+    let rs_api: Api<ReplicaSet> = Api::namespaced(client.clone(), namespace);
+    let pod_api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let list_error = |what: &str| {
+        let what = what.to_string();
+        move |source| StepError { what, source }
+    };
+    let replicasets = rs_api
+        .list(&ListParams::default())
+        .await
+        .map_err(list_error("list replicasets"))?;
+    let pods = pod_api
+        .list(&ListParams::default())
+        .await
+        .map_err(list_error("list pods"))?;
+    let mut uids = UidTokens::default();
+    let mut rs_view = View::new();
+    for rs in &replicasets.items {
+        if let Ok(a) = abstract_replicaset(rs, &mut uids) {
+            rs_view.insert(a.meta.name.clone(), Arc::new(a));
+        }
+    }
+    let mut pod_view = View::new();
+    for p in &pods.items {
+        if let Ok(a) = abstract_pod(p, &mut uids) {
+            pod_view.insert(a.meta.name.clone(), Arc::new(a));
+        }
+    }
+    Ok((rs_view, pod_view, pods.items))
+}
+
+/// A pod step: evaluate the selection as a client's list would, then act on each pod.
+async fn pods(
+    ctx: &mut StepContext<'_>,
+    selection: &PodSelection,
+    action: &PodAction,
+) -> Result<(), StepError> {
+    let (replicasets, views, listed) = current(ctx.client, ctx.namespace).await?;
+    let selected = selection.evaluate(&replicasets, &views);
+    // "Any N of them": the model explores every choice, so the first N by name will do.
+    let chosen: Vec<&String> = selected.pods.iter().take(selected.left as usize).collect();
+    for name in chosen {
+        let Some(pod) = listed.iter().find(|p| p.name_any() == *name) else {
+            continue;
+        };
+        pod_action(ctx, pod, action).await?;
+    }
+    Ok(())
+}
+
+async fn pod_action(
+    ctx: &mut StepContext<'_>,
+    pod: &Pod,
+    action: &PodAction,
+) -> Result<(), StepError> {
+    let api = ctx.pods();
+    let name = pod.name_any();
+    let what = |verb: &str| format!("{verb} pod/{name}");
+    match action {
+        PodAction::Delete => {
+            let r = api.delete(&name, &DeleteParams::default()).await;
+            if accept(|| what("delete"), r)?.is_some() {
+                record_delete(ctx, Resource::Pod, pod, false);
+            }
+        }
+        PodAction::Label { set, remove } => {
+            let mut labels = serde_json::Map::new();
+            for k in remove {
+                labels.insert(k.clone(), serde_json::Value::Null);
+            }
+            for (k, v) in set {
+                labels.insert(k.clone(), json!(v));
+            }
+            let patch = Patch::Merge(json!({"metadata": {"labels": labels}}));
+            let r = api.patch(&name, &PatchParams::default(), &patch).await;
+            if let Some(p) = accept(|| what("label"), r)? {
+                ctx.recorder
+                    .own_write(ctx.index, p.metadata.resource_version.as_deref());
+            }
+        }
+        PodAction::Schedule { node } => {
+            let r = kubelet::bind(&api, &name, node).await;
+            if accept(|| what("bind"), r)?.is_some() {
+                let node = node.clone();
+                ctx.recorder.own_pending(PendingWrite {
+                    step: ctx.index,
+                    resource: Resource::Pod,
+                    uid: pod.uid().unwrap_or_default(),
+                    after: version(pod.metadata.resource_version.as_deref()),
+                    matches: Box::new(move |e: &Recorded| {
+                        e.object.pointer("/spec/nodeName").and_then(|n| n.as_str())
+                            == Some(node.as_str())
+                    }),
+                });
+            }
+        }
+        PodAction::Ready | PodAction::Unready | PodAction::Fail => {
+            let report = match action {
+                PodAction::Ready => kubelet::Report::Ready,
+                PodAction::Unready => kubelet::Report::Unready,
+                _ => kubelet::Report::Failed,
+            };
+            let r = kubelet::report_status(&api, pod, report).await;
+            if let Some(p) = accept(|| what("report the status of"), r)? {
+                ctx.recorder
+                    .own_write(ctx.index, p.metadata.resource_version.as_deref());
+            }
+        }
+        PodAction::FinishDeletion => {
+            if pod.metadata.deletion_timestamp.is_none() {
+                // The model's kubelet has nothing to finish either.
+                return Ok(());
+            }
+            let r = kubelet::finish_deletion(&api, pod).await;
+            if accept(|| what("finish the deletion of"), r)?.is_some() {
+                record_delete(ctx, Resource::Pod, pod, true);
+            }
+        }
+    }
+    Ok(())
+}

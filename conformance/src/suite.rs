@@ -1,0 +1,133 @@
+//! Many scenarios on one cluster: independent ones side by side in their own namespaces,
+//! those that restart or duplicate the controller alone, and a report.
+
+use crate::run::{self, report_paths, ScenarioRun, Target};
+use rsmc_oracle::judge;
+use rsmc_oracle::prepared::Prepared;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+
+/// Run every scenario; `jobs` independent ones at a time. `done` is told about each result as
+/// it arrives (progress). Results come back in the order given.
+pub async fn run_all(
+    target: Arc<Target>,
+    scenarios: Vec<Arc<Prepared>>,
+    jobs: usize,
+    done: &(dyn Fn(&ScenarioRun) + Sync),
+) -> Vec<ScenarioRun> {
+    let (exclusive, parallel): (Vec<_>, Vec<_>) = scenarios
+        .iter()
+        .cloned()
+        .enumerate()
+        .partition(|(_, p)| run::needs_controller(p));
+    let mut results: Vec<Option<ScenarioRun>> = scenarios.iter().map(|_| None).collect();
+    let permits = Arc::new(Semaphore::new(jobs.max(1)));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, p) in parallel {
+        let target = target.clone();
+        let permits = permits.clone();
+        tasks.spawn(async move {
+            let _permit = permits.acquire_owned().await.expect("never closed");
+            (i, run::run(&target, &p).await)
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        let (i, r) = joined.expect("a scenario task does not panic");
+        done(&r);
+        results[i] = Some(r);
+    }
+    for (i, p) in exclusive {
+        let r = run::run(&target, &p).await;
+        done(&r);
+        results[i] = Some(r);
+    }
+    results
+        .into_iter()
+        .map(|r| r.expect("every scenario ran"))
+        .collect()
+}
+
+/// One line per scenario: verdict and wall time.
+pub fn summary_line(r: &ScenarioRun) -> String {
+    let verdict = if r.conforms() {
+        "conforms"
+    } else if r.error.as_ref().is_some_and(|e| e.broken) {
+        "ERROR"
+    } else {
+        "DOES NOT CONFORM"
+    };
+    let mut line = format!("{verdict:>16}  {:<40} {:>6.1}s", r.scenario, r.wall_seconds);
+    if !r.not_forced.is_empty() || r.on_cluster.is_some() {
+        line.push_str("  (see notes)");
+    }
+    line
+}
+
+/// The full text report of one scenario: notes, verdict or error, and the views.
+pub fn render(r: &ScenarioRun) -> String {
+    let mut out = format!(
+        "scenario {} ({}) in namespace {}: {:.1}s\n",
+        r.scenario,
+        r.path.display(),
+        r.namespace,
+        r.wall_seconds
+    );
+    if let Some(note) = &r.on_cluster {
+        out.push_str(&format!("on a cluster: {note}\n"));
+    }
+    for n in &r.not_forced {
+        out.push_str(&format!("not forced: {n}\n"));
+    }
+    if let Some(e) = &r.error {
+        out.push_str(&format!("error: {}\n", e.message));
+    }
+    if let Some(v) = &r.verdict {
+        out.push_str(&judge::render(v));
+    }
+    out
+}
+
+/// The views of every settle point, cluster beside model.
+pub fn render_views(r: &ScenarioRun) -> String {
+    let mut out = String::new();
+    for (i, v) in r.views.iter().enumerate() {
+        out.push_str(&format!(
+            "### settle point {}: the cluster\n{}\n",
+            i + 1,
+            v.kubectl
+        ));
+        out.push_str(&format!(
+            "### settle point {}: the model's rendering of the same objects\n{}\n",
+            i + 1,
+            v.model
+        ));
+        if let Some(d) = &v.describe {
+            out.push_str(&format!(
+                "### settle point {}: kubectl describe rs\n{d}\n",
+                i + 1
+            ));
+        }
+    }
+    out
+}
+
+/// Write each scenario's observed trace, verdict and views into `dir`, and `summary.json`.
+pub fn write_report(dir: &Path, results: &[ScenarioRun]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for r in results {
+        let (observed, verdict, views) = report_paths(dir, &r.scenario);
+        if let Some(o) = &r.observed {
+            std::fs::write(
+                &observed,
+                serde_json::to_string_pretty(o).expect("serialises"),
+            )?;
+        }
+        std::fs::write(&verdict, render(r))?;
+        std::fs::write(&views, render_views(r))?;
+    }
+    std::fs::write(
+        dir.join("summary.json"),
+        serde_json::to_string_pretty(results).expect("serialises"),
+    )
+}

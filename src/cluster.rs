@@ -1,0 +1,173 @@
+//! `rsmc cluster up|down|status`: a local Kubernetes v1.20.2 control plane (etcd,
+//! kube-apiserver, kube-controller-manager as processes) for conformance runs, since kind
+//! cannot run without a container engine. The work is done by
+//! `rsmc_conformance::control_plane`; this module shows progress and maps errors to exit
+//! codes.
+
+use crate::exit;
+use indicatif::{ProgressBar, ProgressStyle};
+use rsmc_conformance::control_plane::{self, binaries, ClusterError, UpOptions};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Arguments of `rsmc cluster`.
+#[derive(clap::Args, Debug)]
+pub struct ClusterArgs {
+    #[command(subcommand)]
+    pub command: ClusterCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ClusterCommand {
+    /// Start a local cluster and wait until it is ready; prints its kubeconfig.
+    Up(UpArgs),
+    /// Stop the local cluster and remove its state directory (nothing to do: exit 0).
+    Down(DirArgs),
+    /// Show each component's pid, state and log: exit 0 when all run, 2 when there is no
+    /// cluster, 4 when a component died.
+    Status(DirArgs),
+}
+
+/// Arguments of `rsmc cluster up`.
+#[derive(clap::Args, Debug)]
+pub struct UpArgs {
+    /// Leave out kube-controller-manager's replicaset controller, to test another
+    /// implementation of it against this cluster.
+    #[arg(long)]
+    pub without_replicaset: bool,
+    #[command(flatten)]
+    pub dir: DirArgs,
+}
+
+/// Where the cluster's state lives.
+#[derive(clap::Args, Debug)]
+pub struct DirArgs {
+    /// The cluster's state directory [default: $RSMC_CLUSTER_DIR, else
+    /// ${XDG_STATE_HOME:-~/.local/state}/rsmc/cluster].
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+impl DirArgs {
+    fn resolve(&self) -> PathBuf {
+        self.state_dir
+            .clone()
+            .unwrap_or_else(control_plane::default_state_dir)
+    }
+}
+
+pub fn run(args: &ClusterArgs) -> i32 {
+    match &args.command {
+        ClusterCommand::Up(up) => run_up(up),
+        ClusterCommand::Down(dir) => run_down(dir),
+        ClusterCommand::Status(dir) => run_status(dir),
+    }
+}
+
+/// The exit code for an error.
+fn code(e: &ClusterError) -> i32 {
+    if e.is_bad_input() {
+        exit::BAD_INPUT
+    } else if matches!(e, ClusterError::Interrupted) {
+        exit::INTERRUPTED
+    } else {
+        exit::CLUSTER_FAILED
+    }
+}
+
+fn fail(e: &ClusterError) -> i32 {
+    eprintln!("error: {e}");
+    code(e)
+}
+
+fn run_up(args: &UpArgs) -> i32 {
+    let state_dir = args.dir.resolve();
+    let start = Instant::now();
+    let plain = |msg: &str| eprintln!("[{:>3}s] {msg}", start.elapsed().as_secs());
+    // Found (or provisioned, with the script's own output) before the spinner starts, so the
+    // two do not draw over each other; `up` then finds them at once.
+    if let Err(e) = binaries::locate(&plain) {
+        return fail(&e);
+    }
+    let live = std::io::stderr().is_terminal();
+    let bar = if live {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
+        bar.enable_steady_tick(Duration::from_millis(100));
+        Some(bar)
+    } else {
+        None
+    };
+    let progress = |msg: &str| match &bar {
+        Some(bar) => bar.set_message(msg.to_string()),
+        None => plain(msg),
+    };
+    let opts = UpOptions {
+        state_dir,
+        without_replicaset: args.without_replicaset,
+    };
+    let result = control_plane::up(&opts, &progress);
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    match result {
+        Ok(cluster) => {
+            let kubeconfig = cluster.kubeconfig().display();
+            eprintln!(
+                "local Kubernetes {} cluster ready in {:.1}s: kube-apiserver at {}, state in {}{}",
+                binaries::K8S_VERSION,
+                start.elapsed().as_secs_f64(),
+                cluster.apiserver_url(),
+                cluster.state_dir().display(),
+                if cluster.builtin_replicaset() {
+                    ""
+                } else {
+                    " (no built-in replicaset controller)"
+                }
+            );
+            println!("kubeconfig: {kubeconfig}");
+            println!("export KUBECONFIG={kubeconfig}");
+            exit::OK
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn run_down(args: &DirArgs) -> i32 {
+    match control_plane::down(&args.resolve()) {
+        Ok(report) => {
+            println!("{report}");
+            exit::OK
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn run_status(args: &DirArgs) -> i32 {
+    match control_plane::status(&args.resolve()) {
+        Ok(status) => {
+            print!("{status}");
+            if status.healthy() {
+                exit::OK
+            } else {
+                let dead: Vec<&str> = status
+                    .components
+                    .iter()
+                    .filter(|c| c.dead())
+                    .map(|c| c.name.as_str())
+                    .collect();
+                if dead.is_empty() {
+                    eprintln!("error: the cluster is still starting");
+                } else {
+                    eprintln!(
+                        "error: {} died; `rsmc cluster up` replaces the cluster",
+                        dead.join(", ")
+                    );
+                }
+                exit::CLUSTER_FAILED
+            }
+        }
+        Err(e) => fail(&e),
+    }
+}

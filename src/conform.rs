@@ -1,0 +1,360 @@
+//! `rsmc conform`: run scenarios on a real cluster and judge what it did with the oracle.
+
+use crate::exit;
+use clap::ValueEnum;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::Client;
+use rsmc_conformance::control_plane::{self, LocalCluster};
+use rsmc_conformance::controller::{Controllers, Implementation};
+use rsmc_conformance::kubelet;
+use rsmc_conformance::run::{delete_namespaces, ScenarioRun, Target};
+use rsmc_conformance::settle::SettlePolicy;
+use rsmc_conformance::suite;
+use rsmc_oracle::prepared::Prepared;
+use rsmc_spec::profile::Profile;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Mutex as AsyncMutex;
+
+/// The suite shipped with rsmc, used when no scenario is named.
+const SUITE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance/scenarios");
+
+/// Arguments of `rsmc conform`.
+#[derive(clap::Args, Debug)]
+pub struct ConformArgs {
+    /// Scenario files, or directories searched for `*.yaml` scenarios (their `manifests/`
+    /// subdirectories excepted). Default: the suite in conformance/scenarios.
+    pub scenarios: Vec<PathBuf>,
+    /// The cluster to test: this kubeconfig's current context (kind, any cluster).
+    #[arg(long, conflicts_with = "local")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The cluster to test: the local control plane started by `rsmc cluster up`.
+    #[arg(long)]
+    pub local: bool,
+    /// The local cluster's state directory (default: as `rsmc cluster up`).
+    #[arg(long, requires = "local")]
+    pub state_dir: Option<PathBuf>,
+    /// The implementation under test.
+    #[arg(long, value_enum, default_value = "builtin")]
+    pub controller: ControllerArg,
+    /// With `--controller external`: the command that runs it (with `sh -c`, `KUBECONFIG`
+    /// set); the runner starts, restarts and stops it.
+    #[arg(long, required_if_eq("controller", "external"))]
+    pub controller_cmd: Option<String>,
+    /// Who plays the kubelet: `fake` (the runner patches pod status as kwok does) or `real`
+    /// (the cluster's kubelets; the runner waits for them).
+    #[arg(long, value_enum, default_value = "fake")]
+    pub kubelet: KubeletArg,
+    /// Behaviour profile to judge by; `auto` picks from the server's version.
+    #[arg(long, default_value = "auto")]
+    pub profile: String,
+    /// Scenarios run side by side (each in its own namespace).
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
+    /// Seconds without a watch event before a namespace may count as settled.
+    #[arg(long, default_value_t = 2.0)]
+    pub quiet_window: f64,
+    /// Seconds a settle point may take before the scenario fails.
+    #[arg(long, default_value_t = 60)]
+    pub settle_timeout: u64,
+    /// Write each scenario's observed trace, verdict and kubectl views here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Print the results as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ControllerArg {
+    Builtin,
+    External,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum KubeletArg {
+    Fake,
+    Real,
+}
+
+pub fn run(args: &ConformArgs) -> i32 {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(conform(args))
+}
+
+/// Every scenario file under the named paths.
+fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let roots = if paths.is_empty() {
+        vec![PathBuf::from(SUITE)]
+    } else {
+        paths.to_vec()
+    };
+    let mut out = Vec::new();
+    for root in roots {
+        if root.is_dir() {
+            walk(&root, &mut out).map_err(|e| format!("{}: cannot read: {e}", root.display()))?;
+        } else if root.is_file() {
+            out.push(root);
+        } else {
+            return Err(format!("{}: no such file or directory", root.display()));
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n != "manifests") {
+                walk(&p, out)?;
+            }
+        } else if p.extension().is_some_and(|e| e == "yaml") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+async fn client_for(kubeconfig: &Path) -> Result<Client, String> {
+    let kc = Kubeconfig::read_from(kubeconfig)
+        .map_err(|e| format!("{}: not a kubeconfig: {e}", kubeconfig.display()))?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| format!("{}: {e}", kubeconfig.display()))?;
+    Client::try_from(config).map_err(|e| format!("{}: {e}", kubeconfig.display()))
+}
+
+async fn conform(args: &ConformArgs) -> i32 {
+    let bad = |message: String| {
+        eprintln!("error: {message}");
+        exit::BAD_INPUT
+    };
+    // The cluster.
+    let (kubeconfig, local) = if args.local {
+        let dir = args
+            .state_dir
+            .clone()
+            .unwrap_or_else(control_plane::default_state_dir);
+        match LocalCluster::attach(&dir) {
+            Ok(c) => (c.kubeconfig().to_path_buf(), Some(c)),
+            Err(e) => return bad(e.to_string()),
+        }
+    } else if let Some(k) = &args.kubeconfig {
+        (k.clone(), None)
+    } else {
+        match std::env::var_os("KUBECONFIG") {
+            Some(k) => (PathBuf::from(k), None),
+            None => {
+                return bad(
+                    "name the cluster: --local (after `rsmc cluster up`) or --kubeconfig FILE"
+                        .into(),
+                )
+            }
+        }
+    };
+    let client = match client_for(&kubeconfig).await {
+        Ok(c) => c,
+        Err(e) => return bad(e),
+    };
+    let version =
+        match tokio::time::timeout(Duration::from_secs(15), client.apiserver_version()).await {
+            Ok(Ok(v)) => v,
+            Ok(Err(e)) => {
+                return bad(format!(
+                    "the cluster of {} is unreachable: {e}",
+                    kubeconfig.display()
+                ))
+            }
+            Err(_) => {
+                return bad(format!(
+                    "the cluster of {} did not answer within 15s",
+                    kubeconfig.display()
+                ))
+            }
+        };
+    let profile = match args.profile.as_str() {
+        "auto" => {
+            if version.major == "1" && version.minor.trim_end_matches('+') == "20" {
+                Profile::K8s120
+            } else {
+                Profile::Upstream
+            }
+        }
+        p => match p.parse::<Profile>() {
+            Ok(p) => p,
+            Err(e) => return bad(format!("--profile: {e}")),
+        },
+    };
+
+    // The scenarios.
+    let files = match scenario_files(&args.scenarios) {
+        Ok(f) => f,
+        Err(e) => return bad(e),
+    };
+    let mut prepared = Vec::new();
+    for f in &files {
+        match Prepared::load(f, profile) {
+            Ok(p) => prepared.push(Arc::new(p)),
+            Err(e) => return bad(e.to_string()),
+        }
+    }
+    let mut names = std::collections::BTreeMap::new();
+    for p in &prepared {
+        if let Some(other) = names.insert(p.scenario.name.clone(), p.scenario.path.clone()) {
+            return bad(format!(
+                "{}: scenario name {:?} is also the name of {}",
+                p.scenario.path.display(),
+                p.scenario.name,
+                other.display()
+            ));
+        }
+    }
+
+    // The implementation under test.
+    let implementation = match (args.controller, &args.controller_cmd) {
+        (ControllerArg::Builtin, None) => Implementation::Builtin,
+        (ControllerArg::Builtin, Some(_)) => {
+            return bad("--controller-cmd needs --controller external".into())
+        }
+        (ControllerArg::External, Some(c)) => Implementation::External { command: c.clone() },
+        (ControllerArg::External, None) => {
+            return bad("--controller external needs --controller-cmd".into())
+        }
+    };
+    let log_dir = match &args.report {
+        Some(d) => d.join("controller-logs"),
+        None => std::env::temp_dir().join(format!("rsmc-conform-{}", std::process::id())),
+    };
+    let controllers = match Controllers::start(implementation.clone(), local, &kubeconfig, &log_dir)
+    {
+        Ok(c) => c,
+        Err(e) => return bad(e),
+    };
+    let nodes: Vec<String> = {
+        let mut n: Vec<String> = prepared
+            .iter()
+            .flat_map(|p| p.scenario.nodes.clone())
+            .collect();
+        n.sort();
+        n.dedup();
+        n
+    };
+    let created_nodes = if args.kubelet == KubeletArg::Fake {
+        match kubelet::ensure_nodes(&client, &nodes).await {
+            Ok(c) => c,
+            Err(e) => return bad(format!("cannot create the fake nodes: {e}")),
+        }
+    } else {
+        Vec::new()
+    };
+    let target = Arc::new(Target {
+        client: client.clone(),
+        kubeconfig: kubeconfig.clone(),
+        controllers: AsyncMutex::new(controllers),
+        policy: SettlePolicy {
+            quiet_window: Duration::from_secs_f64(args.quiet_window),
+            timeout: Duration::from_secs(args.settle_timeout),
+            real_kubelet: args.kubelet == KubeletArg::Real,
+        },
+        namespaces: Arc::new(Mutex::new(Vec::new())),
+        cluster: serde_json::json!({
+            "server": version.git_version,
+            "controller": match &implementation {
+                Implementation::Builtin => "builtin".to_string(),
+                Implementation::External { command } => format!("external: {command}"),
+            },
+            "kubelet": format!("{:?}", args.kubelet).to_lowercase(),
+        }),
+    });
+    eprintln!(
+        "rsmc conform: {} scenarios on {} (server {}, profile {}, controller {}, kubelet {:?})",
+        prepared.len(),
+        kubeconfig.display(),
+        version.git_version,
+        profile.name(),
+        target.cluster["controller"].as_str().unwrap_or(""),
+        args.kubelet
+    );
+    let total = prepared.len();
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let progress = |r: &ScenarioRun| {
+        let n = finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        eprintln!("[{n}/{total}] {}", suite::summary_line(r));
+    };
+    let results = tokio::select! {
+        r = suite::run_all(target.clone(), prepared, args.jobs, &progress) => Some(r),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    // Clean up whatever is left: namespaces of an interrupted run, the fake nodes, the
+    // controller processes the run started.
+    let left: Vec<String> = target.namespaces.lock().unwrap().clone();
+    if !left.is_empty() {
+        eprintln!("deleting namespaces {}", left.join(", "));
+        delete_namespaces(&client, &left, Duration::from_secs(30)).await;
+    }
+    kubelet::remove_nodes(&client, &created_nodes).await;
+    drop(target);
+    if args.report.is_none() {
+        let _ = std::fs::remove_dir_all(&log_dir);
+    }
+    let Some(results) = results else {
+        eprintln!("interrupted");
+        return 130;
+    };
+    finish(args, &results)
+}
+
+/// Report the results and choose the exit code.
+fn finish(args: &ConformArgs, results: &[ScenarioRun]) -> i32 {
+    if let Some(dir) = &args.report {
+        if let Err(e) = suite::write_report(dir, results) {
+            eprintln!("error: cannot write the report to {}: {e}", dir.display());
+        } else {
+            eprintln!("report written to {}", dir.display());
+        }
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(results).expect("results serialise")
+        );
+    } else {
+        for r in results {
+            if !r.conforms() || !r.not_forced.is_empty() || r.on_cluster.is_some() {
+                println!("{}", suite::render(r));
+            }
+        }
+        for r in results {
+            println!("{}", suite::summary_line(r));
+        }
+    }
+    let conforming = results.iter().filter(|r| r.conforms()).count();
+    let broken = results
+        .iter()
+        .filter(|r| r.error.as_ref().is_some_and(|e| e.broken))
+        .count();
+    eprintln!(
+        "{conforming} of {} scenarios conform{}",
+        results.len(),
+        if broken > 0 {
+            format!("; {broken} could not run (the cluster or the controller broke)")
+        } else {
+            String::new()
+        }
+    );
+    if broken > 0 {
+        exit::BAD_INPUT
+    } else if conforming < results.len() {
+        exit::VIOLATION
+    } else {
+        exit::OK
+    }
+}
