@@ -83,6 +83,7 @@ pub struct RsView {
     pub replicas: i32,
     pub selector: LabelSelector,
     pub template_labels: Labels,
+    pub template_annotations: Labels,
     pub min_ready_seconds: i32,
     pub status: (i32, i32, i32, i32, Option<i32>, u32, Option<ReplicaFailure>),
     pub deleting: bool,
@@ -98,6 +99,7 @@ pub fn rs_view(rs: &ReplicaSet) -> RsView {
         replicas: rs.spec.replicas,
         selector: rs.spec.selector.clone(),
         template_labels: rs.spec.template_labels.clone(),
+        template_annotations: rs.spec.template_annotations.clone(),
         min_ready_seconds: rs.spec.min_ready_seconds,
         status: (
             s.replicas,

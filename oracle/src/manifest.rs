@@ -8,12 +8,15 @@
 //! - **Modelled.** ReplicaSet: `metadata.name`, `metadata.labels`, `spec.replicas` (default 1),
 //!   `spec.selector` (`matchLabels`; `matchExpressions` with `In`, `NotIn`, `Exists`,
 //!   `DoesNotExist`), `spec.minReadySeconds` (0 only: the model's availability is readiness),
-//!   `spec.template.metadata.labels`, `spec.template.spec.restartPolicy` (the API accepts only
-//!   `Always`; any other value reaches the model's validation, which rejects it as the API
-//!   server does). Pod: `metadata.name`, `metadata.labels`, the
+//!   `spec.template.metadata.labels`, `spec.template.metadata.annotations` (but the
+//!   deletion-cost annotation, rejected; the controller reads none of them, but changing them
+//!   is a spec change that bumps `metadata.generation`), `spec.template.spec.restartPolicy` (the
+//!   API accepts only `Always`; any other value reaches the model's validation, which rejects it
+//!   as the API server does). Pod: `metadata.name`, `metadata.labels`, the
 //!   `controller.kubernetes.io/pod-deletion-cost` annotation (a 32-bit integer), `spec.nodeName`.
 //! - **Opaque**: carried to a cluster, read by nothing the model covers; listed with reasons in
-//!   [`coverage`] (annotations, the container payload, the pod's runtime environment).
+//!   [`coverage`] (objects' own annotations, the container payload, the pod's runtime
+//!   environment).
 //! - **Rejected**: everything else, with the field's path and line: `manifests/x.yaml:9:3:
 //!   spec.template.spec.nodeSelector: not covered by the model (pods are placed by scenario
 //!   steps, not by a scheduler) — remove it`. That includes misspelt fields (`replica: 3`),
@@ -211,12 +214,15 @@ fn replicaset(doc: &Document, rs: apps::ReplicaSet) -> Result<ReplicaSet, Error>
             format!("{min_ready}: only 0 is modelled (the model's availability is readiness) — remove it"),
         ));
     }
+    let template_meta = template.metadata.unwrap_or_default();
     let mut model = ReplicaSet::new(
         &rs.metadata.name.unwrap_or_default(),
         spec.replicas.unwrap_or(1),
         selector(doc, &spec_path.key("selector"), spec.selector)?,
-        template.metadata.and_then(|m| m.labels).unwrap_or_default(),
+        template_meta.labels.unwrap_or_default(),
     );
+    // A template's deletion-cost annotation never gets here: coverage rejects it.
+    model.spec.template_annotations = template_meta.annotations.unwrap_or_default();
     model.meta.labels = rs.metadata.labels.unwrap_or_default();
     model.spec.restart_policy_always = pod_spec.restart_policy.is_none_or(|p| p == "Always");
     Ok(model)
@@ -558,6 +564,30 @@ spec:
     }
 
     #[test]
+    fn template_annotations_are_modelled() {
+        let text = frontend_with(
+            "        tier: frontend\n    spec:",
+            "        tier: frontend\n      annotations:\n        test: annotation\n    spec:",
+        );
+        let Object::ReplicaSet(rs) = &parse(&text).unwrap()[0].object else {
+            panic!()
+        };
+        assert_eq!(
+            rs.spec.template_annotations,
+            labels(&[("test", "annotation")])
+        );
+        // Only the template's: the ReplicaSet's own annotations stay opaque.
+        let text = frontend_with(
+            "  name: frontend\n",
+            "  name: frontend\n  annotations:\n    note: anything\n",
+        );
+        let Object::ReplicaSet(rs) = &parse(&text).unwrap()[0].object else {
+            panic!()
+        };
+        assert!(rs.spec.template_annotations.is_empty());
+    }
+
+    #[test]
     fn a_template_deletion_cost_is_unsupported() {
         let text = frontend_with(
             "        tier: frontend\n    spec:",
@@ -605,6 +635,7 @@ spec:
             labels(&[("tier", "frontend"), ("track", "canary")]),
         );
         rs.meta.labels = labels(&[("app", "guestbook")]);
+        rs.spec.template_annotations = labels(&[("test", "annotation")]);
         let mut pod = Pod::new("pod1", labels(&[("tier", "frontend")]));
         pod.node_name = Some("node-1".into());
         pod.deletion_cost = 7;

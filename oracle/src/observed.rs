@@ -345,8 +345,8 @@ fn abstract_selector(s: &meta::LabelSelector) -> Result<LabelSelector, String> {
     Ok(out)
 }
 
-/// A ReplicaSet as the model sees it: spec (replicas, selector, template labels,
-/// minReadySeconds, restartPolicy), status (counts, observedGeneration, the ReplicaFailure
+/// A ReplicaSet as the model sees it: spec (replicas, selector, template labels and
+/// annotations, minReadySeconds, restartPolicy), status (counts, observedGeneration, the ReplicaFailure
 /// condition), metadata.
 pub fn abstract_replicaset(
     rs: &apps::ReplicaSet,
@@ -374,7 +374,15 @@ pub fn abstract_replicaset(
         spec: ReplicaSetSpec {
             replicas: spec.replicas.unwrap_or(1),
             selector: abstract_selector(&spec.selector)?,
-            template_labels: template.metadata.and_then(|m| m.labels).unwrap_or_default(),
+            template_labels: template
+                .metadata
+                .as_ref()
+                .and_then(|m| m.labels.clone())
+                .unwrap_or_default(),
+            template_annotations: template
+                .metadata
+                .and_then(|m| m.annotations)
+                .unwrap_or_default(),
             min_ready_seconds: spec.min_ready_seconds.unwrap_or(0),
             restart_policy_always: restart == "Always",
         },
@@ -434,4 +442,42 @@ pub fn abstract_pod(pod: &core::Pod, uids: &mut UidTokens) -> Result<Pod, String
         })?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rsmc_spec::object::labels;
+
+    #[test]
+    fn a_replicaset_keeps_its_template_annotations() {
+        let rs: apps::ReplicaSet = serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {
+                "name": "rs", "uid": "u-1", "generation": 5,
+                "annotations": {"note": "not the template's"}
+            },
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"foo": "bar"}},
+                "template": {
+                    "metadata": {"labels": {"foo": "bar"}, "annotations": {"test": "annotation"}},
+                    "spec": {"containers": [{"name": "c", "image": "i"}]}
+                }
+            },
+            "status": {"replicas": 2, "observedGeneration": 5}
+        }))
+        .unwrap();
+        let model = abstract_replicaset(&rs, &mut UidTokens::default()).unwrap();
+        assert_eq!(model.spec.template_labels, labels(&[("foo", "bar")]));
+        assert_eq!(
+            model.spec.template_annotations,
+            labels(&[("test", "annotation")])
+        );
+        assert_eq!(
+            (model.meta.generation, model.status.observed_generation),
+            (5, 5)
+        );
+    }
 }

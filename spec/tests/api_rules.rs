@@ -373,6 +373,38 @@ fn generation_bumps_on_spec_changes_only() {
     assert_eq!(api.replicasets["web"].meta.generation, 2);
 }
 
+/// pkg/registry/apps/replicaset/strategy.go `PrepareForUpdate` bumps the generation on any
+/// change of `spec` (`apiequality.Semantic.DeepEqual`), the pod template's annotations
+/// included: test/integration/replicaset/replicaset_test.go `TestSpecReplicasChange` adds a
+/// template annotation and waits for `metadata.generation` (and then observedGeneration) to
+/// move, with `spec.replicas` unchanged.
+#[test]
+fn a_template_annotation_change_bumps_the_generation() {
+    let mut api = ApiServer::default();
+    create_rs(&mut api, replicaset("web", 2));
+    let mut annotated = rsmc_spec::object::ReplicaSet::clone(&api.replicasets["web"]);
+    annotated.spec.template_annotations = labels(&[("test", "annotation")]);
+    must(&mut api, Request::ReplaceReplicaSet(annotated.clone()));
+    let stored = &api.replicasets["web"];
+    assert_eq!(stored.meta.generation, 2);
+    assert_eq!(stored.spec.replicas, 2);
+    assert_eq!(
+        stored.spec.template_annotations,
+        labels(&[("test", "annotation")])
+    );
+    // Re-applying the same annotations is no change.
+    annotated.meta.resource_version = 0;
+    must(&mut api, Request::ReplaceReplicaSet(annotated.clone()));
+    assert_eq!(api.replicasets["web"].meta.generation, 2);
+    // Changing a value, or removing the annotations, is one.
+    annotated.spec.template_annotations = labels(&[("test", "other")]);
+    must(&mut api, Request::ReplaceReplicaSet(annotated.clone()));
+    assert_eq!(api.replicasets["web"].meta.generation, 3);
+    annotated.spec.template_annotations.clear();
+    must(&mut api, Request::ReplaceReplicaSet(annotated));
+    assert_eq!(api.replicasets["web"].meta.generation, 4);
+}
+
 #[test]
 fn create_clears_status_and_rejects_duplicates_and_mismatched_templates() {
     let mut api = ApiServer::default();

@@ -12,10 +12,8 @@
 //!
 //! Opaque fields and why:
 //!
-//! - `metadata.annotations` (but a pod's deletion cost, which is modelled): annotations are read
-//!   by none of the covered rules (kubectl's `last-applied-configuration` included).
-//! - the template's `metadata.annotations` (but the deletion cost, rejected: the model's pod
-//!   template is labels only, so the pods it makes all cost 0).
+//! - an object's own `metadata.annotations` (but a pod's deletion cost, which is modelled): they
+//!   are read by none of the covered rules (kubectl's `last-applied-configuration` included).
 //! - `containers`, `initContainers`: the container payload; the controller copies the
 //!   template into each pod and never reads it, and readiness comes from scenario steps.
 //! - `volumes`: mounted by the kubelet only.
@@ -25,6 +23,14 @@
 //!   `imagePullSecrets`, `dnsPolicy`, `dnsConfig`, `hostname`, `subdomain`,
 //!   `enableServiceLinks`, `hostAliases`, `setHostnameAsFQDN`, `shareProcessNamespace`: the
 //!   pod's runtime environment, read by the kubelet only.
+//!
+//! The template's `metadata.annotations` are modelled, not opaque: no rule of the controller
+//! reads them, but they are part of `spec`, and pkg/registry/apps/replicaset/strategy.go
+//! `PrepareForUpdate` bumps `metadata.generation` on any change of `spec`
+//! (`apiequality.Semantic.DeepEqual`), so an apply that changes only a template annotation
+//! changes the generation and then `status.observedGeneration` (test/integration/replicaset/
+//! replicaset_test.go `TestSpecReplicasChange`). The deletion cost among them stays rejected:
+//! the model's pods take no annotations from the template, so the pods it makes all cost 0.
 
 use crate::yaml::{Document, Error, FieldPath};
 use rsmc_spec::object::POD_DELETION_COST;
@@ -161,9 +167,9 @@ const TEMPLATE: Coverage = Fields(
                         Fields(
                             &[(
                                 POD_DELETION_COST,
-                                Rejected("the model's pod template is labels only: the pods it makes all cost 0"),
+                                Rejected("the model's pods take no annotations from their template: the pods it makes all cost 0"),
                             )],
-                            &Opaque(ANNOTATIONS),
+                            &Modelled,
                         ),
                     ),
                 ],

@@ -28,6 +28,9 @@ pub fn replicaset_manifest(rs: &ReplicaSet) -> Value {
             "spec": { "containers": containers() },
         },
     });
+    if !rs.spec.template_annotations.is_empty() {
+        spec["template"]["metadata"]["annotations"] = json!(rs.spec.template_annotations);
+    }
     if rs.spec.min_ready_seconds != 0 {
         spec["minReadySeconds"] = json!(rs.spec.min_ready_seconds);
     }

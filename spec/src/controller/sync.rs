@@ -461,7 +461,9 @@ fn terminating_claimed(view: &SyncView) -> usize {
 
 /// The pod `CreatePodsWithControllerRef` submits: the template's labels, `generateName:
 /// <rs>-`, and the controller reference (pkg/controller/controller_utils.go
-/// `GetPodFromTemplate`).
+/// `GetPodFromTemplate`). Upstream also copies the template's annotations; the model's pod keeps
+/// none but the deletion cost, which a template may not set (the oracle rejects it), so the copy
+/// has nothing to carry.
 pub fn pod_from_template(rs: &ReplicaSet) -> Pod {
     let mut pod = Pod::new("", rs.spec.template_labels.clone());
     pod.meta.generate_name = Some(format!("{}-", rs.meta.name));

@@ -4,13 +4,26 @@ use super::labels::{LabelSelector, Labels};
 use super::meta::Meta;
 use serde::{Deserialize, Serialize};
 
-/// `apps.ReplicaSetSpec`. The pod template is reduced to its labels: the only part of it the
-/// controller, the API rules or a user of `kubectl get` can tell apart.
+/// `apps.ReplicaSetSpec`. The pod template is reduced to its labels, the only part of it the
+/// controller, the API rules or a user of `kubectl get` can tell apart, and its annotations,
+/// which the controller copies into pods without reading them but which are part of the spec
+/// the API server compares when it decides whether an update bumps `metadata.generation`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ReplicaSetSpec {
     pub replicas: i32,
     pub selector: LabelSelector,
     pub template_labels: Labels,
+    /// `spec.template.metadata.annotations`. No decision of the controller reads them, but a
+    /// change to them alone is a spec change: pkg/registry/apps/replicaset/strategy.go
+    /// `PrepareForUpdate` bumps the generation when `!apiequality.Semantic.DeepEqual(oldRS.Spec,
+    /// newRS.Spec)`, and test/integration/replicaset/replicaset_test.go `TestSpecReplicasChange`
+    /// checks that adding a template annotation bumps it and that observedGeneration follows.
+    /// An empty map stands for an absent field too: `Semantic.DeepEqual`
+    /// (staging/src/k8s.io/apimachinery/third_party/forked/golang/reflect/deep_equal.go
+    /// `Equalities.DeepEqual`) equates a nil and an empty map. Left out of JSON when empty, so
+    /// `rsmc-trace/v1` traces written before the field existed read the same and still load.
+    #[serde(default, skip_serializing_if = "Labels::is_empty")]
+    pub template_annotations: Labels,
     pub min_ready_seconds: i32,
     /// `spec.template.spec.restartPolicy`; the API only accepts `Always`.
     pub restart_policy_always: bool,
@@ -60,6 +73,7 @@ impl ReplicaSet {
                 replicas,
                 selector,
                 template_labels,
+                template_annotations: Labels::new(),
                 min_ready_seconds: 0,
                 restart_policy_always: true,
             },
