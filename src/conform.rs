@@ -285,12 +285,24 @@ async fn conform(args: &ConformArgs) -> i32 {
     );
     let total = prepared.len();
     let finished = std::sync::atomic::AtomicUsize::new(0);
+    let ran_count = std::sync::atomic::AtomicUsize::new(0);
+    let ran = |r: &ScenarioRun| {
+        let n = ran_count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let how = match &r.error {
+            Some(e) => format!("stopped: {}", e.message),
+            None => format!("{} settle points recorded", r.views.len()),
+        };
+        eprintln!(
+            "[ran {n}/{total}] {} in {:.1}s: {how}",
+            r.scenario, r.wall_seconds
+        );
+    };
     let progress = |r: &ScenarioRun| {
         let n = finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-        eprintln!("[{n}/{total}] {}", suite::summary_line(r));
+        eprintln!("[judged {n}/{total}] {}", suite::summary_line(r));
     };
     let results = tokio::select! {
-        r = suite::run_all(target.clone(), prepared, args.jobs, &progress) => Some(r),
+        r = suite::run_all(target.clone(), prepared, args.jobs, &ran, &progress) => Some(r),
         _ = tokio::signal::ctrl_c() => None,
     };
     // Clean up whatever is left: namespaces of an interrupted run, the fake nodes, the

@@ -99,7 +99,7 @@ pub fn needs_controller(prepared: &Prepared) -> bool {
     })
 }
 
-/// Run one scenario.
+/// Run one scenario on the cluster (judge it with [`judge`]).
 pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
     let started = Instant::now();
     let scenario = &prepared.scenario;
@@ -128,38 +128,37 @@ pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
     let result = steps_and_settles(target, prepared, &mut out).await;
     delete_namespace(target, &out.namespace).await;
     match result {
-        Ok(raw) => {
-            let text = serde_json::to_string(&raw).expect("observed traces serialise");
-            out.observed = Some(raw);
-            let path = PathBuf::from(format!("{}.observed.json", scenario.name));
-            match observed::parse(&path, &text) {
-                Ok(obs) => {
-                    let subject = prepared.subject();
-                    // Exploring the model is CPU-bound: keep it off the async workers.
-                    let judged =
-                        tokio::task::block_in_place(|| judge::judge(&subject, &obs, STATE_LIMIT));
-                    match judged {
-                        Ok(v) => out.verdict = Some(v),
-                        Err(e) => {
-                            out.error = Some(RunError {
-                                broken: false,
-                                message: format!("cannot judge: {e}"),
-                            })
-                        }
-                    }
-                }
-                Err(e) => {
-                    out.error = Some(RunError {
-                        broken: false,
-                        message: format!("the recording cannot be read as an observed trace: {e}"),
-                    })
-                }
-            }
-        }
+        Ok(raw) => out.observed = Some(raw),
         Err(e) => out.error = Some(e),
     }
     out.wall_seconds = started.elapsed().as_secs_f64();
     out
+}
+
+/// Judge a run's recording with the oracle. Done once every scenario has left the cluster:
+/// exploring the model is CPU-bound, and a control plane starved of CPU reacts late, which
+/// would end settle points early (the quiet window) on a machine with few cores.
+pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
+    let Some(raw) = &out.observed else {
+        return;
+    };
+    let text = serde_json::to_string(raw).expect("observed traces serialise");
+    let path = PathBuf::from(format!("{}.observed.json", prepared.scenario.name));
+    let judged = observed::parse(&path, &text)
+        .map_err(|e| format!("the recording cannot be read as an observed trace: {e}"))
+        .and_then(|obs| {
+            judge::judge(&prepared.subject(), &obs, STATE_LIMIT)
+                .map_err(|e| format!("cannot judge: {e}"))
+        });
+    match judged {
+        Ok(v) => out.verdict = Some(v),
+        Err(message) => {
+            out.error = Some(RunError {
+                broken: false,
+                message,
+            })
+        }
+    }
 }
 
 async fn steps_and_settles(

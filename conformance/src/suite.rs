@@ -8,12 +8,14 @@ use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
-/// Run every scenario; `jobs` independent ones at a time. `done` is told about each result as
-/// it arrives (progress). Results come back in the order given.
+/// Run every scenario on the cluster, `jobs` independent ones at a time, then judge each.
+/// `ran` is told about each run as it leaves the cluster, `done` about each verdict
+/// (progress). Results come back in the order given.
 pub async fn run_all(
     target: Arc<Target>,
     scenarios: Vec<Arc<Prepared>>,
     jobs: usize,
+    ran: &(dyn Fn(&ScenarioRun) + Sync),
     done: &(dyn Fn(&ScenarioRun) + Sync),
 ) -> Vec<ScenarioRun> {
     let (exclusive, parallel): (Vec<_>, Vec<_>) = scenarios
@@ -34,18 +36,25 @@ pub async fn run_all(
     }
     while let Some(joined) = tasks.join_next().await {
         let (i, r) = joined.expect("a scenario task does not panic");
-        done(&r);
+        ran(&r);
         results[i] = Some(r);
     }
     for (i, p) in exclusive {
         let r = run::run(&target, &p).await;
-        done(&r);
+        ran(&r);
         results[i] = Some(r);
     }
-    results
-        .into_iter()
-        .map(|r| r.expect("every scenario ran"))
-        .collect()
+    // Judging is CPU-heavy (it explores the model); doing it while other scenarios still
+    // run starves the control plane on a small machine and makes its reactions arrive after
+    // the quiet window. So the cluster work finishes first, then every run is judged.
+    let mut judged = Vec::with_capacity(results.len());
+    for (r, p) in results.into_iter().zip(&scenarios) {
+        let mut r = r.expect("every scenario ran");
+        tokio::task::block_in_place(|| run::judge(&mut r, p));
+        done(&r);
+        judged.push(r);
+    }
+    judged
 }
 
 /// One line per scenario: verdict and wall time.
