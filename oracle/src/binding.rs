@@ -127,6 +127,8 @@ pub struct PodView {
     pub phase: PodPhase,
     pub ready: bool,
     pub deleting: bool,
+    /// deletionGracePeriodSeconds 0: the API server removes it next.
+    pub grace_over: bool,
     pub restarts: u32,
     pub deletion_cost: i32,
     pub finalizers: BTreeSet<Finalizer>,
@@ -143,6 +145,7 @@ pub fn pod_view(p: &Pod) -> PodView {
         phase: p.phase,
         ready: p.is_ready(),
         deleting: p.meta.is_deleting(),
+        grace_over: p.grace_over,
         restarts: p.restarts,
         deletion_cost: p.deletion_cost,
         finalizers: p.meta.finalizers.iter().copied().collect(),

@@ -408,6 +408,8 @@ pub fn abstract_pod(pod: &core::Pod, uids: &mut UidTokens) -> Result<Pod, String
         .as_ref()
         .and_then(|s| s.node_name.clone())
         .filter(|n| !n.is_empty());
+    out.grace_over =
+        out.meta.is_deleting() && pod.metadata.deletion_grace_period_seconds == Some(0);
     let status = pod.status.clone().unwrap_or_default();
     out.phase = match status.phase.as_deref().unwrap_or("Pending") {
         "Pending" => PodPhase::Pending,

@@ -87,6 +87,33 @@ fn visible_events<'a>(events: &'a [Event], before: &Snapshot) -> Vec<(usize, &'a
     out
 }
 
+/// The second write of a grace-0 pod delete, made by the model in the same step as the first
+/// (`ApiServer::end_grace`) and not yet seen in the recording. On a cluster the two are
+/// separate etcd writes, and other requests' writes can land between them; the search lets
+/// the DELETED event match any later point of the segment, by the same actor. The states the
+/// model explores meanwhile already lack the pod where the cluster's still shows it
+/// deleting: to the v1.20 controller and garbage collector both are an inactive pod.
+#[derive(Clone, Debug, Hash)]
+struct Deferred {
+    /// The scenario step the recording attributes the delete to (`None`: the system).
+    step: Option<usize>,
+    pod: std::sync::Arc<rsmc_spec::object::Pod>,
+}
+
+/// The pod of a step whose writes are exactly a grace-0 delete (marked, then removed).
+fn deferrable_removal(
+    writes: &[(EventType, Object)],
+) -> Option<&std::sync::Arc<rsmc_spec::object::Pod>> {
+    match writes {
+        [(EventType::Modified, Object::Pod(marked)), (EventType::Deleted, Object::Pod(gone))]
+            if marked.grace_over && marked.meta.name == gone.meta.name =>
+        {
+            Some(gone)
+        }
+        _ => None,
+    }
+}
+
 /// The model's compared writes of one step from `s` to `n`.
 fn model_writes(s: &State, n: &State) -> Vec<(EventType, Object)> {
     let mut previous: BTreeMap<(bool, String), Object> = BTreeMap::new();
@@ -174,16 +201,16 @@ fn same_actor(segment: &Segment, s: &State, action: &Action, step: Option<usize>
 pub fn validate(segment: &Segment, starts: &[(State, Binding)]) -> Result<Validation, TooLarge> {
     let visible = visible_events(segment.events, segment.before);
     let mut seen: HashSet<u64> = HashSet::new();
-    let mut queue: VecDeque<(State, usize, Binding)> = starts
+    let mut queue: VecDeque<(State, usize, Binding, Vec<Deferred>)> = starts
         .iter()
-        .map(|(s, b)| (s.clone(), 0, b.clone()))
+        .map(|(s, b)| (s.clone(), 0, b.clone(), Vec::new()))
         .collect();
     let mut ends = Vec::new();
     let mut frontier = 0;
     let mut allowed: Vec<String> = Vec::new();
     let mut could_settle = false;
-    while let Some((s, i, b)) = queue.pop_front() {
-        if !seen.insert(fingerprint(&(&s, i, &b))) {
+    while let Some((s, i, b, deferred)) = queue.pop_front() {
+        if !seen.insert(fingerprint(&(&s, i, &b, &deferred))) {
             continue;
         }
         if seen.len() > segment.limit {
@@ -196,8 +223,26 @@ pub fn validate(segment: &Segment, starts: &[(State, Binding)]) -> Result<Valida
             allowed.clear();
             could_settle = false;
         }
+        // The next recorded event may be a removal the model made earlier (see `Deferred`).
+        if let Some((_, e)) = visible.get(i) {
+            for (k, d) in deferred.iter().enumerate() {
+                let mut b2 = b.clone();
+                let model = Object::Pod(d.pod.clone());
+                if e.step == d.step
+                    && same_write(
+                        &mut b2,
+                        (EventType::Deleted, &model),
+                        (e.event_type, &e.object),
+                    )
+                {
+                    let mut rest = deferred.clone();
+                    rest.remove(k);
+                    queue.push_back((s.clone(), i + 1, b2, rest));
+                }
+            }
+        }
         if s.script.step as usize > segment.settle {
-            if i == visible.len() {
+            if i == visible.len() && deferred.is_empty() {
                 ends.push((s, b));
             } else if i == frontier {
                 could_settle = true;
@@ -207,7 +252,7 @@ pub fn validate(segment: &Segment, starts: &[(State, Binding)]) -> Result<Valida
         for (action, n) in successors(segment.model, &s) {
             let writes = model_writes(&s, &n);
             if writes.is_empty() {
-                queue.push_back((n, i, b.clone()));
+                queue.push_back((n, i, b.clone(), deferred.clone()));
                 continue;
             }
             let mut b2 = b.clone();
@@ -222,7 +267,24 @@ pub fn validate(segment: &Segment, starts: &[(State, Binding)]) -> Result<Valida
                 })
                 .count();
             if prefix == writes.len() {
-                queue.push_back((n, i + writes.len(), b2));
+                queue.push_back((n.clone(), i + writes.len(), b2, deferred.clone()));
+            }
+            // A grace-0 pod delete whose removal the cluster shows later.
+            if let Some(pod) = deferrable_removal(&writes) {
+                if prefix >= 1 {
+                    let mut b3 = b.clone();
+                    let first = &writes[0];
+                    let e = &visible[i].1;
+                    same_write(&mut b3, (first.0, &first.1), (e.event_type, &e.object));
+                    let mut more = deferred.clone();
+                    more.push(Deferred {
+                        step: e.step,
+                        pod: pod.clone(),
+                    });
+                    queue.push_back((n, i + 1, b3, more));
+                }
+            }
+            if prefix == writes.len() {
                 continue;
             }
             // A step with several writes (a GC work item) that matched only some of them

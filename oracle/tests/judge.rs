@@ -78,7 +78,8 @@ fn a_surplus_pod_created_then_deleted_is_caught_by_trace_validation() {
 }
 
 /// Deleting the ready pod while a pod that is not ready remains breaks the ranking (not
-/// ready goes first): both levels diverge, the trace level at the delete.
+/// ready goes first): both levels diverge, the trace level at the delete (its first write:
+/// the pod is unbound, so the API server marks it deleting and removes it at once).
 #[test]
 fn the_wrong_victim_on_scale_down_is_caught_at_both_levels() {
     let v = ranking("ranking-wrong-victim.observed.json");
@@ -89,7 +90,7 @@ fn the_wrong_victim_on_scale_down_is_caught_at_both_levels() {
     };
     assert!(
         seen.starts_with(
-            "DELETED pod/frontend-x7k2p labels=tier=frontend controller=ReplicaSet/frontend ready"
+            "MODIFIED pod/frontend-x7k2p labels=tier=frontend controller=ReplicaSet/frontend ready deleting"
         ),
         "{seen}"
     );

@@ -314,6 +314,16 @@ fn pod_delete_is_graceful_only_when_scheduled_and_not_terminal() {
         if at_once {
             assert!(matches!(response, Response::Deleted { .. }), "{label}");
             assert!(api.pods.is_empty(), "{label}");
+            // Two writes: marked with grace period 0, then removed (store.go).
+            let n = api.log.len();
+            let last: Vec<EventType> = api.log[n - 2..].iter().map(|e| e.event_type()).collect();
+            assert_eq!(
+                last,
+                vec![EventType::Modified, EventType::Deleted],
+                "{label}"
+            );
+            let rv = api.log[n - 2].rv;
+            assert!(api.pods_at(rv)["p"].grace_over, "{label}");
         } else {
             assert!(
                 matches!(response, Response::DeletionStarted { .. }),
@@ -488,6 +498,8 @@ fn each_write_is_one_watch_event_with_before_and_after() {
         },
     );
     must(&mut api, delete_pod("p", None));
+    // The kubelet's final delete (grace period 0) is two writes, as on a v1.20 cluster:
+    // deletionGracePeriodSeconds goes to 0, then the pod is removed.
     must(&mut api, Request::FinishPodDeletion { name: "p".into() });
     let types: Vec<EventType> = api.log.iter().map(|e| e.event_type()).collect();
     assert_eq!(
@@ -496,16 +508,19 @@ fn each_write_is_one_watch_event_with_before_and_after() {
             EventType::Added,
             EventType::Modified,
             EventType::Modified,
+            EventType::Modified,
             EventType::Deleted
         ]
     );
     let revs: Vec<u32> = api.log.iter().map(|e| e.rv).collect();
-    assert_eq!(revs, vec![1, 2, 3, 4]);
+    assert_eq!(revs, vec![1, 2, 3, 4, 5]);
     // A cache at revision 2 sees the bound pod, not yet terminating.
     let at2 = api.pods_at(2);
     assert_eq!(at2["p"].node_name.as_deref(), Some("n"));
     assert!(!at2["p"].meta.is_deleting());
-    assert!(api.pods_at(4).is_empty());
+    assert!(!api.pods_at(3)["p"].grace_over);
+    assert!(api.pods_at(4)["p"].grace_over);
+    assert!(api.pods_at(5).is_empty());
 }
 
 #[test]

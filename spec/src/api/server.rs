@@ -206,7 +206,7 @@ impl ApiServer {
                 if !old.meta.is_deleting() {
                     return Err(ApiError::not_found(PODS, name));
                 }
-                Ok(self.write(Some(old), None))
+                Ok(self.end_grace(old))
             }
         }
     }
@@ -349,7 +349,7 @@ impl ApiServer {
             }
         }
         if !old.deletes_gracefully() {
-            return Ok(self.write(Some(old), None));
+            return Ok(self.end_grace(old));
         }
         if old.meta.is_deleting() {
             // A second graceful delete changes nothing the model observes.
@@ -359,6 +359,31 @@ impl ApiServer {
         new.meta.deletion_timestamp = Some(self.rv + 1);
         self.write(Some(old), Some(new));
         Ok(Response::DeletionStarted { rv: self.rv })
+    }
+
+    /// A pod delete with grace period 0 (an unbound or terminal pod, or the kubelet's final
+    /// delete). store.go `updateForGracefulDeletionAndFinalizers` first stores the pod marked
+    /// deleting with deletionGracePeriodSeconds 0, and then `Delete` removes it: two writes,
+    /// MODIFIED and DELETED, as a v1.20 cluster shows. The model makes both in this one
+    /// request. On a cluster other requests' writes may land between the two (two parallel
+    /// scale-down deletes show as MODIFIED a, MODIFIED b, DELETED a, DELETED b); making the
+    /// removal a step of its own multiplies the state space (the seed's `scale.yaml` no longer
+    /// replays within two million states), so trace validation lets the DELETED half arrive
+    /// later instead (`rsmc_oracle::validate`, deferred removals). Nobody can act on the pod
+    /// in between except as on a pod already gone: it is inactive, and the model's only
+    /// reader of "deleting but present" is upstream's `status.terminatingReplicas`.
+    fn end_grace(&mut self, old: Pod) -> Response {
+        let name = old.meta.name.clone();
+        if !old.grace_over {
+            let mut marked = old.clone();
+            if !marked.meta.is_deleting() {
+                marked.meta.deletion_timestamp = Some(self.rv + 1);
+            }
+            marked.grace_over = true;
+            self.write(Some(old), Some(marked));
+        }
+        let gone = Pod::clone(&self.pods[&name]);
+        self.write(Some(gone), None)
     }
 
     fn create_pod(&mut self, mut pod: Pod) -> Result<Response, ApiError> {

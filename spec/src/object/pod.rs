@@ -49,6 +49,9 @@ pub struct Pod {
     pub restarts: u32,
     /// The `controller.kubernetes.io/pod-deletion-cost` annotation, parsed (0 when absent).
     pub deletion_cost: i32,
+    /// Deleting with `metadata.deletionGracePeriodSeconds: 0`: nobody is waited for any more
+    /// and the API server removes the pod in its next write ([`crate::model::Action::RemovePod`]).
+    pub grace_over: bool,
 }
 
 impl Pod {
@@ -62,6 +65,7 @@ impl Pod {
             available: false,
             restarts: 0,
             deletion_cost: 0,
+            grace_over: false,
         }
     }
 
