@@ -6,6 +6,13 @@
 //! derives the work items from the GC's view and performs each item's live check and writes as
 //! one atomic step: the owner of a dependent cannot come back under the same UID, so nothing
 //! the check relies on can change in between.
+//!
+//! The exception is orphaning. `orphanDependents` patches every dependent from a goroutine of
+//! its own and `attemptToOrphanWorker` removes the `orphan` finalizer after all of them
+//! returned; other actors' writes land between those patches (a v1.20 cluster shows the
+//! controller's status write for the deleting ReplicaSet between two of them). So each patch
+//! is a step ([`GcWork::OrphanDependent`]), in any order, and the finalizer removal
+//! ([`GcWork::Orphan`]) is enabled once the GC's view shows no dependent left.
 
 use crate::api::{ApiServer, DeleteOptions, OwnerRefPatch, Propagation, Request, View};
 use crate::object::{Finalizer, Pod, ReplicaSet, Uid};
@@ -18,7 +25,15 @@ pub enum GcWork {
     AttemptToDelete { pod: String, uid: Uid },
     /// `processDeletingDependentsItem` on a ReplicaSet with the `foregroundDeletion` finalizer.
     DeletingDependents { rs: String, uid: Uid },
-    /// `attemptToOrphanWorker` on a ReplicaSet with the `orphan` finalizer.
+    /// One goroutine of `orphanDependents`: remove the owner's reference from one dependent.
+    OrphanDependent {
+        rs: String,
+        rs_uid: Uid,
+        pod: String,
+        uid: Uid,
+    },
+    /// The end of `attemptToOrphanWorker` on a ReplicaSet with the `orphan` finalizer: every
+    /// dependent in the GC's view has been orphaned, remove the finalizer.
     Orphan { rs: String, uid: Uid },
 }
 
@@ -59,7 +74,21 @@ pub fn work_items(rs: &View<ReplicaSet>, pods: &View<Pod>) -> Vec<GcWork> {
             });
         }
         if owner.meta.has_finalizer(Finalizer::Orphan) {
-            items.push(GcWork::Orphan { rs: name, uid });
+            let dependents: Vec<&Pod> = pods
+                .values()
+                .map(|p| &**p)
+                .filter(|p| p.meta.owner_references.iter().any(|r| r.uid == uid))
+                .collect();
+            if dependents.is_empty() {
+                items.push(GcWork::Orphan { rs: name, uid });
+            } else {
+                items.extend(dependents.into_iter().map(|p| GcWork::OrphanDependent {
+                    rs: name.clone(),
+                    rs_uid: uid,
+                    pod: p.meta.name.clone(),
+                    uid: p.meta.uid,
+                }));
+            }
         }
     }
     items
@@ -142,25 +171,44 @@ pub fn requests(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Vec<Re
                 finalizer: Finalizer::ForegroundDeletion,
             }]
         }
-        GcWork::Orphan { rs, uid } => {
-            let live = api.replicasets.get(rs).filter(|o| o.meta.uid == *uid);
-            if !live.is_some_and(|o| o.meta.has_finalizer(Finalizer::Orphan)) {
+        GcWork::OrphanDependent {
+            rs,
+            rs_uid,
+            pod,
+            uid,
+        } => {
+            if !orphaning(api, rs, *rs_uid) {
                 return vec![];
             }
-            let mut out: Vec<Request> = view_pods
-                .values()
-                .filter(|p| p.meta.owner_references.iter().any(|r| r.uid == *uid))
-                .map(|p| Request::PatchPodOwnerReferences {
-                    name: p.meta.name.clone(),
-                    uid: p.meta.uid,
-                    patch: OwnerRefPatch::Remove(vec![*uid]),
-                })
-                .collect();
-            out.push(Request::RemoveFinalizer {
+            // A patch that removes nothing is no write at all (the API server skips an
+            // unchanged object); the pod was orphaned already or is gone.
+            let referenced = api.pods.get(pod).is_some_and(|p| {
+                p.meta.uid == *uid && p.meta.owner_references.iter().any(|r| r.uid == *rs_uid)
+            });
+            if !referenced {
+                return vec![];
+            }
+            vec![Request::PatchPodOwnerReferences {
+                name: pod.clone(),
+                uid: *uid,
+                patch: OwnerRefPatch::Remove(vec![*rs_uid]),
+            }]
+        }
+        GcWork::Orphan { rs, uid } => {
+            if !orphaning(api, rs, *uid) {
+                return vec![];
+            }
+            vec![Request::RemoveFinalizer {
                 name: rs.clone(),
                 finalizer: Finalizer::Orphan,
-            });
-            out
+            }]
         }
     }
+}
+
+/// Whether the ReplicaSet `name` with this UID still waits for its dependents to be orphaned.
+fn orphaning(api: &ApiServer, name: &str, uid: Uid) -> bool {
+    api.replicasets
+        .get(name)
+        .is_some_and(|o| o.meta.uid == uid && o.meta.has_finalizer(Finalizer::Orphan))
 }
