@@ -58,6 +58,10 @@ pub struct ConformArgs {
     /// Seconds a settle point may take before the scenario fails.
     #[arg(long, default_value_t = 60)]
     pub settle_timeout: u64,
+    /// Seconds the runner waits before each of its own writes, so that informers have
+    /// delivered earlier events (the model's environment writes only then).
+    #[arg(long, default_value_t = 0.25)]
+    pub write_pause: f64,
     /// Write each scenario's observed trace, verdict and kubectl views here.
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -263,6 +267,7 @@ async fn conform(args: &ConformArgs) -> i32 {
             quiet_window: Duration::from_secs_f64(args.quiet_window),
             timeout: Duration::from_secs(args.settle_timeout),
             real_kubelet: args.kubelet == KubeletArg::Real,
+            write_pause: Duration::from_secs_f64(args.write_pause),
         },
         namespaces: Arc::new(Mutex::new(Vec::new())),
         cluster: serde_json::json!({

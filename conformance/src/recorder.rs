@@ -160,7 +160,17 @@ impl Recorder {
                         && e.resource_version > p.after
                         && (p.matches)(&e)
                 }) {
-                    step = Some(self.pending.remove(i).step);
+                    let write = self.pending.remove(i);
+                    if removal_follows(&e) {
+                        self.pending.push(PendingWrite {
+                            step: write.step,
+                            resource: write.resource,
+                            uid: write.uid.clone(),
+                            after: e.resource_version,
+                            matches: Box::new(|e: &Recorded| e.event_type == EventType::Deleted),
+                        });
+                    }
+                    step = Some(write.step);
                 }
             }
             out.push(RawEvent {
@@ -171,6 +181,18 @@ impl Recorder {
         }
         out
     }
+}
+
+/// Whether the event is the first half of a deletion with nothing left to wait for: store.go
+/// `updateForGracefulDeletionAndFinalizers` stores the object marked deleting with
+/// deletionGracePeriodSeconds 0 and, with no finalizer pending, the same request removes it
+/// (the DELETED event that follows belongs to the same write).
+fn removal_follows(e: &Recorded) -> bool {
+    let meta = &e.object["metadata"];
+    e.event_type == EventType::Modified
+        && meta["deletionTimestamp"].is_string()
+        && meta["deletionGracePeriodSeconds"].as_i64() == Some(0)
+        && meta["finalizers"].as_array().is_none_or(|f| f.is_empty())
 }
 
 impl Drop for Recorder {

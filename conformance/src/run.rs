@@ -248,6 +248,7 @@ async fn steps_and_settles(
                     namespace: &ns,
                     recorder: &mut recorder,
                     index,
+                    write_pause: target.policy.write_pause,
                 };
                 steps::take(&mut ctx, kind).await.map_err(|e| {
                     let dead = alive().err();

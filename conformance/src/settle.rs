@@ -2,15 +2,18 @@
 //!
 //! A namespace has settled when, all at once:
 //! 1. **no watch event** of a ReplicaSet or a pod has arrived for the quiet window (default
-//!    2 s; the built-in controller and garbage collector react within milliseconds);
+//!    2 s; the built-in controller and garbage collector react within milliseconds), counted
+//!    from the settle's start at the earliest;
 //! 2. **every ReplicaSet's status is current**: `status.observedGeneration` is at least
 //!    `metadata.generation`, so the controller has synced the latest spec (and the mark of a
 //!    deletion, which bumps the generation);
 //! 3. **no deletion is pending on the system**: no ReplicaSet carries the `orphan` finalizer
 //!    (the garbage collector always finishes orphaning), and one carrying `foregroundDeletion`
 //!    only while a pod that blocks it waits for the kubelet to finish its graceful deletion
-//!    (a step of the scenario, not of the system). With `--kubelet real` a terminating pod is
-//!    pending too, since the kubelet will finish it;
+//!    (a step of the scenario, not of the system); and no pod that is not being deleted
+//!    refers to a ReplicaSet that is gone (the garbage collector still has to delete it or
+//!    drop the reference). With `--kubelet real` a terminating pod is pending too, since the
+//!    kubelet will finish it;
 //! 4. **the recording has caught up**: every listed object's resourceVersion has arrived as a
 //!    watch event, so the recorded events end in exactly the listed state.
 //!
@@ -33,6 +36,13 @@ pub struct SettlePolicy {
     pub timeout: Duration,
     /// Real kubelets finish graceful deletions by themselves.
     pub real_kubelet: bool,
+    /// How long the runner waits before each of its own writes. The model lets the
+    /// environment write only while every informer is within `maxLag` events of the API
+    /// server (1: caught up); on a cluster the runner cannot see the informers, so it gives
+    /// them this long to deliver what came before. Without it, back-to-back writes (three
+    /// pods made Ready in a row) leave the controller's informer further behind than any
+    /// scenario's bound and the run diverges for a reason outside the controller.
+    pub write_pause: Duration,
 }
 
 impl Default for SettlePolicy {
@@ -41,6 +51,7 @@ impl Default for SettlePolicy {
             quiet_window: Duration::from_secs(2),
             timeout: Duration::from_secs(60),
             real_kubelet: false,
+            write_pause: Duration::from_millis(250),
         }
     }
 }
@@ -89,7 +100,9 @@ pub async fn settle(
                 reason,
             });
         }
-        let quiet = recorder.quiet_for();
+        // Quiet since the last event *and* since the settle began: the events of the step
+        // just taken may not have arrived yet, and an older event must not count as quiet.
+        let quiet = recorder.quiet_for().min(started.elapsed());
         if quiet < policy.quiet_window {
             reason = "watch events keep arriving".into();
             tokio::time::sleep(policy.quiet_window - quiet).await;
@@ -167,6 +180,28 @@ fn moving(
                     rs.name_any()
                 ));
             }
+        }
+    }
+    // A pod whose ReplicaSet owner is gone is the garbage collector's pending work
+    // (`attemptToDeleteItem` deletes it, or drops the dangling reference when another owner
+    // is alive). Without this a slow garbage collector looks like one that did nothing.
+    for p in pods
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+    {
+        let dangling = p.owner_references().iter().find(|r| {
+            r.kind == "ReplicaSet"
+                && !replicasets
+                    .iter()
+                    .any(|rs| rs.uid().as_deref() == Some(r.uid.as_str()))
+        });
+        if let Some(r) = dangling {
+            return Some(format!(
+                "pod {} refers to ReplicaSet {} (uid {}), which is gone: the garbage collector has not yet acted",
+                p.name_any(),
+                r.name,
+                r.uid
+            ));
         }
     }
     if policy.real_kubelet {

@@ -32,9 +32,14 @@ pub struct StepContext<'a> {
     pub recorder: &'a mut Recorder,
     /// The scenario step's index (events of its writes carry it).
     pub index: usize,
+    /// How long to wait before each write (see [`crate::settle::SettlePolicy::write_pause`]).
+    pub write_pause: std::time::Duration,
 }
 
 impl StepContext<'_> {
+    async fn before_write(&self) {
+        tokio::time::sleep(self.write_pause).await;
+    }
     fn replicasets(&self) -> Api<ReplicaSet> {
         Api::namespaced(self.client.clone(), self.namespace)
     }
@@ -76,6 +81,9 @@ fn accept<T>(
 /// Take one of the user's, the scheduler's or the kubelet's steps (not `settle`, `wait` or
 /// the controller steps, which the runner handles).
 pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), StepError> {
+    if !matches!(kind, StepKind::Apply(_) | StepKind::Pods { .. }) {
+        ctx.before_write().await;
+    }
     match kind {
         StepKind::Apply(apply) => self::apply(ctx, apply).await,
         StepKind::Scale {
@@ -110,7 +118,7 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
             let r = api.delete(replicaset, &params).await;
             let answer = accept(|| format!("delete rs/{replicaset}"), r)?;
             if let (Some(_), Some(before)) = (answer, before) {
-                record_delete(ctx, Resource::ReplicaSet, &before, false);
+                record_delete(ctx, Resource::ReplicaSet, &before);
             }
             Ok(())
         }
@@ -122,14 +130,9 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
 /// Mark a deletion's event: the first event of the object after the version the runner read
 /// that deletes it or marks it deleting. The answer's resourceVersion is not used: a delete
 /// that removes the object at once answers with the object as it was before.
-/// `gone_only`: only the DELETED event counts (the kubelet's final delete first updates the
-/// grace period, an update the model does not see).
-fn record_delete<K: kube::Resource>(
-    ctx: &mut StepContext<'_>,
-    resource: Resource,
-    before: &K,
-    gone_only: bool,
-) {
+/// A delete with grace period 0 is two events (marked, then gone); the recorder gives the
+/// second to the same step.
+fn record_delete<K: kube::Resource>(ctx: &mut StepContext<'_>, resource: Resource, before: &K) {
     ctx.recorder.own_pending(PendingWrite {
         step: ctx.index,
         resource,
@@ -137,7 +140,7 @@ fn record_delete<K: kube::Resource>(
         after: version(before.meta().resource_version.as_deref()),
         matches: Box::new(move |e: &Recorded| {
             e.event_type == rsmc_oracle::observed::EventType::Deleted
-                || (!gone_only && e.object.pointer("/metadata/deletionTimestamp").is_some())
+                || e.object.pointer("/metadata/deletionTimestamp").is_some()
         }),
     });
 }
@@ -151,6 +154,7 @@ fn version(v: Option<&str>) -> u64 {
 async fn apply(ctx: &mut StepContext<'_>, apply: &Apply) -> Result<(), StepError> {
     let params = PatchParams::apply(FIELD_MANAGER).force();
     for manifest in &apply.manifests {
+        ctx.before_write().await;
         let mut raw = manifest.raw.clone();
         if let Some(meta) = raw.get_mut("metadata").and_then(|m| m.as_object_mut()) {
             meta.remove("namespace");
@@ -240,6 +244,7 @@ async fn pods(
         let Some(pod) = listed.iter().find(|p| p.name_any() == *name) else {
             continue;
         };
+        ctx.before_write().await;
         pod_action(ctx, pod, action).await?;
     }
     Ok(())
@@ -257,7 +262,7 @@ async fn pod_action(
         PodAction::Delete => {
             let r = api.delete(&name, &DeleteParams::default()).await;
             if accept(|| what("delete"), r)?.is_some() {
-                record_delete(ctx, Resource::Pod, pod, false);
+                record_delete(ctx, Resource::Pod, pod);
             }
         }
         PodAction::Label { set, remove } => {
@@ -310,7 +315,7 @@ async fn pod_action(
             }
             let r = kubelet::finish_deletion(&api, pod).await;
             if accept(|| what("finish the deletion of"), r)?.is_some() {
-                record_delete(ctx, Resource::Pod, pod, true);
+                record_delete(ctx, Resource::Pod, pod);
             }
         }
     }
