@@ -124,6 +124,9 @@ fn cluster_views(run: &Value) -> String {
     out
 }
 
+/// Scenarios whose settled pods differ from run to run by design (named pods, a ranking tie).
+const OPEN_CHOICE: &[&str] = &["test-extra-pods-adoption-and-deletion"];
+
 #[test]
 fn the_suite_conforms_on_the_local_control_plane() {
     let mut cluster = Cluster::up("suite");
@@ -165,7 +168,12 @@ fn the_suite_conforms_on_the_local_control_plane() {
     let mut renderings_differ = Vec::new();
     for r in runs {
         let name = r["scenario"].as_str().unwrap();
-        insta::assert_snapshot!(format!("conform-{name}"), cluster_views(r));
+        // Which of three tied pods goes is the cluster's choice (the ranking ties, and the
+        // model allows each): that scenario's views are checked against the model's
+        // rendering below, not against a fixed snapshot.
+        if !OPEN_CHOICE.contains(&name) {
+            insta::assert_snapshot!(format!("conform-{name}"), cluster_views(r));
+        }
         for (i, v) in r["views"].as_array().unwrap().iter().enumerate() {
             if v["kubectl"] != v["model"] {
                 renderings_differ.push(format!(

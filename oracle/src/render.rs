@@ -13,7 +13,7 @@
 //!   age would be invented; the conformance harness filters real ages out of kubectl output
 //!   before comparing.
 //! - A pod's `STATUS` is its phase, or `Terminating` once its deletionTimestamp is set, as
-//!   `printPod` does. The model has no containers, so kubelet-level reasons such as
+//!   `printPod` does; a Failed pod shows `Error`, its container's termination reason. The model has no containers, so kubelet-level reasons such as
 //!   `ContainerCreating`, `Completed` or `CrashLoopBackOff` do not appear, and every pod has one
 //!   container (`READY` is `1/1` or `0/1`). `RESTARTS` has no "(5m ago)" suffix.
 //! - The `-wide` tables are this tool's own: they show what a user debugging the controller
@@ -154,6 +154,10 @@ fn rs_columns(rs: &ReplicaSet) -> Vec<String> {
 fn pod_columns(pod: &Pod) -> Vec<String> {
     let status = if pod.meta.is_deleting() {
         "Terminating"
+    } else if pod.phase == rsmc_spec::object::PodPhase::Failed {
+        // printPod shows a terminated container's reason over the phase, and a container
+        // that exits non-zero is reported with reason `Error` (as the runner's kubelet does).
+        "Error"
     } else {
         pod.phase.as_str()
     };
