@@ -110,14 +110,13 @@ fn classify(api: &ApiServer, name: &str, uid: Uid) -> OwnerState {
     }
 }
 
-/// The requests a work item leads to, given the live state and the GC's view. Empty when the
-/// item turns out to need nothing.
-pub fn requests(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Vec<Request> {
+/// The request a work item leads to, given the live state and the GC's view; `None` when the
+/// item turns out to need nothing. Every work item is one request (orphaning included, see
+/// the module's notes), so a GC step is one write.
+pub fn request(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Option<Request> {
     match item {
         GcWork::AttemptToDelete { pod, uid } => {
-            let Some(latest) = api.pods.get(pod).filter(|p| p.meta.uid == *uid) else {
-                return vec![];
-            };
+            let latest = api.pods.get(pod).filter(|p| p.meta.uid == *uid)?;
             let classes: Vec<(Uid, OwnerState)> = latest
                 .meta
                 .owner_references
@@ -125,7 +124,7 @@ pub fn requests(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Vec<Re
                 .map(|r| (r.uid, classify(api, &r.name, r.uid)))
                 .collect();
             if classes.is_empty() {
-                return vec![];
+                return None;
             }
             let not_solid: Vec<Uid> = classes
                 .iter()
@@ -134,28 +133,28 @@ pub fn requests(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Vec<Re
                 .collect();
             if classes.iter().any(|(_, c)| *c == OwnerState::Solid) {
                 if not_solid.is_empty() {
-                    return vec![];
+                    return None;
                 }
-                return vec![Request::PatchPodOwnerReferences {
+                return Some(Request::PatchPodOwnerReferences {
                     name: pod.clone(),
                     uid: *uid,
                     patch: OwnerRefPatch::Remove(not_solid),
-                }];
+                });
             }
             // Every owner is dangling or waiting; a pod has no dependents of its own, so the
             // policy is Background (no GC finalizer on pods in this model).
-            vec![Request::DeletePod {
+            Some(Request::DeletePod {
                 name: pod.clone(),
                 options: DeleteOptions {
                     propagation: Some(Propagation::Background),
                     uid_precondition: Some(*uid),
                 },
-            }]
+            })
         }
         GcWork::DeletingDependents { rs, uid } => {
             let live = api.replicasets.get(rs).filter(|o| o.meta.uid == *uid);
             if !live.is_some_and(|o| deleting_dependents(o)) {
-                return vec![];
+                return None;
             }
             let blocking = view_pods.values().any(|p| {
                 p.meta
@@ -164,12 +163,12 @@ pub fn requests(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Vec<Re
                     .any(|r| r.uid == *uid && r.block_owner_deletion)
             });
             if blocking {
-                return vec![];
+                return None;
             }
-            vec![Request::RemoveFinalizer {
+            Some(Request::RemoveFinalizer {
                 name: rs.clone(),
                 finalizer: Finalizer::ForegroundDeletion,
-            }]
+            })
         }
         GcWork::OrphanDependent {
             rs,
@@ -178,7 +177,7 @@ pub fn requests(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Vec<Re
             uid,
         } => {
             if !orphaning(api, rs, *rs_uid) {
-                return vec![];
+                return None;
             }
             // A patch that removes nothing is no write at all (the API server skips an
             // unchanged object); the pod was orphaned already or is gone.
@@ -186,22 +185,22 @@ pub fn requests(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Vec<Re
                 p.meta.uid == *uid && p.meta.owner_references.iter().any(|r| r.uid == *rs_uid)
             });
             if !referenced {
-                return vec![];
+                return None;
             }
-            vec![Request::PatchPodOwnerReferences {
+            Some(Request::PatchPodOwnerReferences {
                 name: pod.clone(),
                 uid: *uid,
                 patch: OwnerRefPatch::Remove(vec![*rs_uid]),
-            }]
+            })
         }
         GcWork::Orphan { rs, uid } => {
             if !orphaning(api, rs, *uid) {
-                return vec![];
+                return None;
             }
-            vec![Request::RemoveFinalizer {
+            Some(Request::RemoveFinalizer {
                 name: rs.clone(),
                 finalizer: Finalizer::Orphan,
-            }]
+            })
         }
     }
 }

@@ -31,11 +31,8 @@ impl RsModel {
             }
             Action::Gc { work } => {
                 let pods = s.api.pods_at(s.gc.pods);
-                let reqs: Vec<String> = gc::requests(work, &s.api, &pods)
-                    .iter()
-                    .map(|r| r.to_string())
-                    .collect();
-                format!("garbage-collector: {}", reqs.join("; "))
+                let req = gc::request(work, &s.api, &pods).map(|r| r.to_string());
+                format!("garbage-collector: {}", req.unwrap_or_default())
             }
             Action::Deliver { watcher, kind } => {
                 let at = self.position(s, *watcher);

@@ -260,7 +260,7 @@ impl RsModel {
         if writes {
             let (rs, pods) = s.views(s.gc);
             for work in gc::work_items(&rs, &pods) {
-                if !gc::requests(&work, &s.api, &pods).is_empty() {
+                if gc::request(&work, &s.api, &pods).is_some() {
                     out.push(Action::Gc { work });
                 }
             }

@@ -428,15 +428,11 @@ impl RsModel {
 
     fn gc_step(&self, n: &mut State, work: &gc::GcWork) {
         let pods = n.api.pods_at(n.gc.pods);
-        for req in gc::requests(work, &n.api, &pods) {
+        if let Some(req) = gc::request(work, &n.api, &pods) {
             prop::before_gc_request(n, &req);
-            if let Err(e) = n.api.apply(&req) {
-                // orphanDependents ignores NotFound; anything else aborts before the
-                // finalizer goes, and the item is retried.
-                if e.reason != Reason::NotFound {
-                    break;
-                }
-            }
+            // A refused request (NotFound, a failed precondition) writes nothing; the work
+            // item stays as long as the GC's view gives rise to it, and is retried.
+            let _ = n.api.apply(&req);
         }
     }
 }
