@@ -343,6 +343,14 @@ spec:
         FRONTEND.replacen(line, replace, 1)
     }
 
+    /// The ReplicaSet a one-document manifest abstracts to.
+    fn replicaset_of(text: &str) -> Arc<ReplicaSet> {
+        match &parse(text).unwrap()[0].object {
+            Object::ReplicaSet(rs) => rs.clone(),
+            other => panic!("not a ReplicaSet: {other:?}"),
+        }
+    }
+
     #[test]
     fn frontend_is_modelled() {
         let m = &parse(FRONTEND).unwrap()[0];
@@ -366,9 +374,7 @@ spec:
     #[test]
     fn replicas_default_to_one() {
         let text = frontend_with("  replicas: 3\n", "");
-        let Object::ReplicaSet(rs) = &parse(&text).unwrap()[0].object else {
-            panic!()
-        };
+        let rs = replicaset_of(&text);
         assert_eq!(rs.spec.replicas, 1);
     }
 
@@ -569,9 +575,7 @@ spec:
             "        tier: frontend\n    spec:",
             "        tier: frontend\n      annotations:\n        test: annotation\n    spec:",
         );
-        let Object::ReplicaSet(rs) = &parse(&text).unwrap()[0].object else {
-            panic!()
-        };
+        let rs = replicaset_of(&text);
         assert_eq!(
             rs.spec.template_annotations,
             labels(&[("test", "annotation")])
@@ -581,9 +585,7 @@ spec:
             "  name: frontend\n",
             "  name: frontend\n  annotations:\n    note: anything\n",
         );
-        let Object::ReplicaSet(rs) = &parse(&text).unwrap()[0].object else {
-            panic!()
-        };
+        let rs = replicaset_of(&text);
         assert!(rs.spec.template_annotations.is_empty());
     }
 
@@ -603,9 +605,7 @@ spec:
             "    matchLabels:\n      tier: frontend\n",
             "    matchExpressions:\n    - {key: tier, operator: In, values: [frontend, web]}\n    - {key: track, operator: DoesNotExist}\n",
         );
-        let Object::ReplicaSet(rs) = &parse(&text).unwrap()[0].object else {
-            panic!()
-        };
+        let rs = replicaset_of(&text);
         assert_eq!(
             rs.spec.selector.to_string(),
             "tier in (frontend,web),!track"
