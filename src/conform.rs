@@ -267,8 +267,8 @@ async fn conform(args: &ConformArgs) -> i32 {
             quiet_window: Duration::from_secs_f64(args.quiet_window),
             timeout: Duration::from_secs(args.settle_timeout),
             real_kubelet: args.kubelet == KubeletArg::Real,
-            write_pause: Duration::from_secs_f64(args.write_pause),
         },
+        write_pause: Duration::from_secs_f64(args.write_pause),
         namespaces: Arc::new(Mutex::new(Vec::new())),
         cluster: serde_json::json!({
             "server": version.git_version,

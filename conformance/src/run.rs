@@ -30,6 +30,13 @@ pub struct Target {
     pub kubeconfig: PathBuf,
     pub controllers: AsyncMutex<Controllers>,
     pub policy: SettlePolicy,
+    /// How long the runner waits before each of its own writes. The model lets the
+    /// environment write only while every informer is within `maxLag` events of the API
+    /// server (1: caught up); on a cluster the runner cannot see the informers, so it gives
+    /// them this long to deliver what came before. Without it, back-to-back writes (three
+    /// pods made Ready in a row) leave the controller's informer further behind than any
+    /// scenario's bound and the run diverges for a reason outside the controller.
+    pub write_pause: Duration,
     /// Namespaces in use, so that an interrupted run can delete them.
     pub namespaces: Arc<Mutex<Vec<String>>>,
     /// A description of the cluster for observed traces (server version, controller).
@@ -248,7 +255,7 @@ async fn steps_and_settles(
                     namespace: &ns,
                     recorder: &mut recorder,
                     index,
-                    write_pause: target.policy.write_pause,
+                    write_pause: target.write_pause,
                 };
                 steps::take(&mut ctx, kind).await.map_err(|e| {
                     let dead = alive().err();

@@ -36,13 +36,6 @@ pub struct SettlePolicy {
     pub timeout: Duration,
     /// Real kubelets finish graceful deletions by themselves.
     pub real_kubelet: bool,
-    /// How long the runner waits before each of its own writes. The model lets the
-    /// environment write only while every informer is within `maxLag` events of the API
-    /// server (1: caught up); on a cluster the runner cannot see the informers, so it gives
-    /// them this long to deliver what came before. Without it, back-to-back writes (three
-    /// pods made Ready in a row) leave the controller's informer further behind than any
-    /// scenario's bound and the run diverges for a reason outside the controller.
-    pub write_pause: Duration,
 }
 
 impl Default for SettlePolicy {
@@ -51,7 +44,6 @@ impl Default for SettlePolicy {
             quiet_window: Duration::from_secs(2),
             timeout: Duration::from_secs(60),
             real_kubelet: false,
-            write_pause: Duration::from_millis(250),
         }
     }
 }

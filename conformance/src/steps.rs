@@ -32,7 +32,7 @@ pub struct StepContext<'a> {
     pub recorder: &'a mut Recorder,
     /// The scenario step's index (events of its writes carry it).
     pub index: usize,
-    /// How long to wait before each write (see [`crate::settle::SettlePolicy::write_pause`]).
+    /// How long to wait before each write (see [`crate::run::Target::write_pause`]).
     pub write_pause: std::time::Duration,
 }
 
