@@ -105,9 +105,127 @@ static AGE_OR_TIME: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// `kubectl describe` output with ages, timestamps, UIDs, the namespace and generated names
-/// masked.
+/// masked, and its `Events:` table laid out again for the masked cells.
 pub fn normalise_describe(text: &str, namespace: &str) -> String {
     let text = text.replace(namespace, "<namespace>");
     let text = AGE_OR_TIME.replace_all(&text, "<time>");
-    mask_generated(&text)
+    relayout_events(&mask_generated(&text))
+}
+
+/// The padding kubectl's describe printer puts between the columns of its `Events:` table.
+const EVENTS_PADDING: usize = 2;
+
+/// Lay out every `Events:` table of a describe output again (one per object described), as
+/// kubectl would have laid out the masked cells.
+///
+/// kubectl sizes the `Age` column to the widest age it printed, so a run in which one event
+/// was 9 s old and another 10 s old is padded differently from a run where all were 9 s old;
+/// after masking both must read the same. Cells are separated by at least two spaces and
+/// contain no two spaces in a row. A block whose rows do not all have the header's number of
+/// cells is left as it was rather than guessed at.
+pub fn relayout_events(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        out.push(lines[i].to_string());
+        i += 1;
+        if lines[i - 1] != "Events:" {
+            continue;
+        }
+        let end = lines[i..]
+            .iter()
+            .position(|l| !l.starts_with("  "))
+            .map_or(lines.len(), |n| i + n);
+        out.extend(relayout_block(&lines[i..end]));
+        i = end;
+    }
+    let mut joined = out.join("\n");
+    if text.ends_with('\n') {
+        joined.push('\n');
+    }
+    joined
+}
+
+/// One indented `Events:` table, laid out with the widths of its own cells.
+fn relayout_block(block: &[&str]) -> Vec<String> {
+    let cells: Vec<Vec<&str>> = block
+        .iter()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect();
+    let columns = cells.first().map_or(0, Vec::len);
+    if columns == 0 || cells.iter().any(|row| row.len() != columns) {
+        return block.iter().map(|l| l.to_string()).collect();
+    }
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            cells
+                .iter()
+                .map(|row| row[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    cells
+        .iter()
+        .map(|row| {
+            let mut line = String::from("  ");
+            for (i, cell) in row.iter().enumerate() {
+                line.push_str(cell);
+                if i + 1 < columns {
+                    let pad = widths[i] + EVENTS_PADDING - cell.chars().count();
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            line
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NINE_AND_TEN: &str = "Name: x\nEvents:\n  Type    Reason  Age   From  Message\n  ----    ------  ----  ----  -------\n  Normal  Made    10s   rs    one\n  Normal  Made    9s    rs    two\n";
+    const ALL_NINE: &str = "Name: x\nEvents:\n  Type    Reason  Age   From  Message\n  ----    ------  ----  ----  -------\n  Normal  Made    9s    rs    one\n  Normal  Made    9s    rs    two\n";
+
+    #[test]
+    fn describe_events_read_the_same_whatever_the_widest_age() {
+        let a = normalise_describe(NINE_AND_TEN, "ns");
+        let b = normalise_describe(ALL_NINE, "ns");
+        assert_eq!(a, b);
+        assert!(
+            a.contains("  Normal  Made    <time>  rs    one\n"),
+            "re-laid out with the masked width: {a}"
+        );
+    }
+
+    #[test]
+    fn relayout_is_idempotent_and_keeps_what_follows_the_events() {
+        let text = format!("{NINE_AND_TEN}Other: kept\n");
+        let once = normalise_describe(&text, "ns");
+        assert_eq!(relayout_events(&once), once);
+        assert!(once.ends_with("Other: kept\n"));
+    }
+
+    #[test]
+    fn every_described_object_has_its_events_laid_out() {
+        let two = format!("{NINE_AND_TEN}\n{NINE_AND_TEN}");
+        let out = normalise_describe(&two, "ns");
+        assert_eq!(
+            out.matches("  Normal  Made    <time>  rs    one\n").count(),
+            2
+        );
+    }
+
+    #[test]
+    fn an_irregular_events_block_is_left_alone() {
+        let text = "Events:\n  Type  Reason\n  Normal\n";
+        assert_eq!(relayout_events(text), text);
+    }
 }
