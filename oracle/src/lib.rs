@@ -1,7 +1,8 @@
 //! rsmc-oracle: judging observed ReplicaSet behaviour against the spec.
 //!
 //! - [`render`]: kubectl-style tables of model states (`kubectl get rs`, `get pods
-//!   --show-labels`, and wide views with owners and finalizers).
+//!   --show-labels`, and wide views with owners and finalizers), the spec's own re-exported,
+//!   and of a trace's objects.
 //! - [`trace`]: the trace file format (`rsmc-trace/v1`) that `rsmc check` writes for every
 //!   violation.
 //! - [`trace_text`]: a trace as text, the tables after every step.

@@ -10,6 +10,7 @@
 //! - [`gc`]: the garbage collector's decisions.
 //! - [`profile`]: the `k8s-1.20` and `upstream` behaviour switches.
 //! - [`config`]: bounds and enabled environment actions, with presets.
+//! - [`render`]: kubectl-style tables of the API server's objects.
 //! - [`model`]: the stateright model and its properties.
 
 pub mod api;
@@ -19,3 +20,4 @@ pub mod gc;
 pub mod model;
 pub mod object;
 pub mod profile;
+pub mod render;
