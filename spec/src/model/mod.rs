@@ -9,6 +9,7 @@ pub mod properties;
 pub mod script;
 pub mod state;
 mod step;
+mod svg;
 
 pub use action::{Action, Watcher};
 pub use script::{PodAction, PodSelection, PodSet, Script, ScriptPos, ScriptStep};
@@ -146,6 +147,11 @@ impl Model for RsModel {
 
     fn format_step(&self, last: &State, action: Action) -> Option<String> {
         Some(self.describe(last, &action))
+    }
+
+    /// The Explorer draws the cluster and its kubectl tables (`svg`), not the `Debug` dump.
+    fn as_svg(&self, path: stateright::Path<State, Action>) -> Option<String> {
+        Some(svg::svg(&path.last_state().api))
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
