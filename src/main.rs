@@ -4,9 +4,11 @@ mod check;
 mod cluster;
 mod conform;
 mod exit;
+mod explore;
 mod oracle;
 mod replay;
 mod scenario_cmd;
+mod trace_file;
 mod traces;
 
 use clap::{Parser, Subcommand};
@@ -47,6 +49,9 @@ enum Command {
     /// Run scenarios on a real cluster and judge it with the oracle: exit 0 conforms, 1 does
     /// not, 2 bad input or a cluster that is unreachable or broke.
     Conform(conform::ConformArgs),
+    /// Serve stateright's Explorer over the model (states drawn as the cluster with kubectl
+    /// tables); `--trace` opens it on a trace's last state.
+    Explore(explore::ExploreArgs),
 }
 
 /// Arguments of `rsmc traces`.
@@ -142,6 +147,7 @@ fn main() {
         Command::Scenario(args) => scenario_cmd::run(&args),
         Command::Cluster(args) => cluster::run(&args),
         Command::Conform(args) => conform::run(&args),
+        Command::Explore(args) => explore::run(&args),
     };
     std::process::exit(code);
 }

@@ -2,32 +2,18 @@
 //! scenario a cluster can replay.
 
 use crate::exit;
+use crate::trace_file;
 use crate::ScenarioArgs;
 use rsmc_oracle::run_scenario;
-use rsmc_oracle::trace::Trace;
 use rsmc_spec::model::RsModel;
 use stateright::Model;
 
 pub fn run(args: &ScenarioArgs) -> i32 {
     let file = args.from_trace.display();
-    let text = match std::fs::read_to_string(&args.from_trace) {
+    let (trace, profile) = match trace_file::read(&args.from_trace) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {file}: cannot read: {e}");
-            return exit::BAD_INPUT;
-        }
-    };
-    let trace: Trace = match serde_json::from_str(&text) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {file}:{}:{}: {e}", e.line(), e.column());
-            return exit::BAD_INPUT;
-        }
-    };
-    let profile = match trace.profile.parse() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {file}: profile: {e}");
+            eprintln!("error: {e}");
             return exit::BAD_INPUT;
         }
     };
