@@ -9,7 +9,7 @@ use super::state::State;
 use super::RsModel;
 use crate::api::{DeleteOptions, OwnerRefPatch, Request};
 use crate::controller::sync::Phase;
-use crate::object::{Finalizer, ReplicaSet};
+use crate::object::{Finalizer, ReplicaSet, Uid};
 use stateright::Property;
 
 /// No pod ever has two controller references. Two controllers would both count, scale and
@@ -19,7 +19,11 @@ pub const SINGLE_CONTROLLER: &str = "at most one controller reference per pod";
 
 /// No two live ReplicaSets count the same pod in their status at the same time (per their
 /// last status writes). Double counting means one of them believes it has replicas it does
-/// not control, and under-creates.
+/// not control, and under-creates. A ReplicaSet being deleted is not live here: it never
+/// creates, so its count cannot lead to under-creation, and its status goes stale by design
+/// — with Orphan the GC, not a sync, removes its pods' references, and a matching ReplicaSet
+/// may adopt and count them before the deleting one syncs again (upstream behaves the same;
+/// found by the model on the `catalogue/ignore-controller-ref-removal` configuration).
 pub const NO_DOUBLE_COUNT: &str = "no pod counted by two live ReplicaSets";
 
 /// An adoption only lands for a ReplicaSet that exists with the UID that adopts, is not being
@@ -51,7 +55,7 @@ pub const GC_DELETES_ONLY_DEPENDENTS_OF_GONE: &str =
 /// Deleting a ReplicaSet with propagation Orphan never deletes its dependents: no pod that
 /// referenced the ReplicaSet when the user deleted it with Orphan is ever collected by the GC
 /// on account of that ReplicaSet (#42639: orphaning racing with re-adoption from a stale
-/// cache). Pods created for the ReplicaSet afterwards are not its dependents at the time of
+/// cache; #26120, open: the GC orphaning before its informer has delivered a dependent). Pods created for the ReplicaSet afterwards are not its dependents at the time of
 /// the delete; creating them at all is [`NO_CREATE_WHILE_DELETING`]'s concern.
 pub const ORPHAN_KEEPS_DEPENDENTS: &str = "orphan deletion never deletes dependents";
 
@@ -217,11 +221,16 @@ pub(super) fn after_controller_request(
         Request::UpdateReplicaSetStatus { .. } => {
             let counted: std::collections::BTreeSet<String> =
                 task.claimed.iter().cloned().collect();
-            let clash = s
-                .ghost
-                .counted
-                .iter()
-                .any(|(uid, other)| *uid != rs.meta.uid && !other.is_disjoint(&counted));
+            let deleting = |uid: Uid| {
+                s.api
+                    .replicasets
+                    .values()
+                    .any(|r| r.meta.uid == uid && r.meta.is_deleting())
+            };
+            let clash = !deleting(rs.meta.uid)
+                && s.ghost.counted.iter().any(|(uid, other)| {
+                    *uid != rs.meta.uid && !deleting(*uid) && !other.is_disjoint(&counted)
+                });
             if clash {
                 flag(s, NO_DOUBLE_COUNT);
             }
