@@ -19,9 +19,16 @@
 //!       "pods": { "<name>": <Pod> }
 //!     }, …
 //!   ],
-//!   "initial": { "replicasets": {…}, "pods": {…} }
+//!   "initial": { "replicasets": {…}, "pods": {…} },
+//!   "cycleStart": 12                        // only for a liveness violation that loops:
+//!                                           // the step (1-based) the cycle begins with; the
+//!                                           // last step returns to the state before it
 //! }
 //! ```
+//!
+//! A liveness violation is a lasso or a stuck run. For a lasso, steps from `cycleStart` on
+//! repeat forever; for a stuck run (no `cycleStart`), the last state is one where no system
+//! move is enabled and the cluster has not converged.
 //!
 //! Objects are the spec's own types (`rsmc_spec::object`) serialised with serde; UIDs and
 //! resourceVersions are the model's small integers. The environment list is what a scenario
@@ -81,6 +88,13 @@ pub struct Trace {
     pub environment: Vec<Action>,
     pub initial: Objects,
     pub steps: Vec<Step>,
+    /// For a liveness violation that loops, the 1-based index of the first step of the cycle.
+    #[serde(
+        default,
+        rename = "cycleStart",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cycle_start: Option<usize>,
 }
 
 impl Trace {
@@ -119,6 +133,7 @@ impl Trace {
                 .collect(),
             initial: Objects::of(&states[0]),
             steps,
+            cycle_start: None,
         }
     }
 }

@@ -17,6 +17,13 @@ pub fn render(trace: &Trace) -> String {
     out.push_str("== initial state\n");
     out.push_str(&crate::render::tables(&trace.initial));
     for step in &trace.steps {
+        if trace.cycle_start == Some(step.index) {
+            out.push_str(&format!(
+                "\n== the cycle: steps {} to {} repeat forever\n",
+                step.index,
+                trace.steps.len()
+            ));
+        }
         out.push_str(&format!(
             "\n== step {} ({:?}): {}\n",
             step.index, step.actor, step.description
@@ -43,7 +50,24 @@ pub fn summary(trace: &Trace) -> String {
     for s in &env_steps {
         out.push_str(&format!("  step {:>3}  {}\n", s.index, s.description));
     }
-    if let Some(last) = trace.steps.last() {
+    if let Some(start) = trace.cycle_start {
+        out.push_str(&format!(
+            "cycle (steps {start} to {}, repeating forever, never converged):\n",
+            trace.steps.len()
+        ));
+        for s in &trace.steps[start - 1..] {
+            out.push_str(&format!("  step {:>3}  {}\n", s.index, s.description));
+        }
+        out.push_str("cluster at the start of the cycle:\n");
+        let at = if start == 1 {
+            &trace.initial
+        } else {
+            &trace.steps[start - 2].objects
+        };
+        for line in crate::render::tables(at).lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+    } else if let Some(last) = trace.steps.last() {
         out.push_str("violating step:\n");
         out.push_str(&format!("  step {:>3}  {}\n", last.index, last.description));
         out.push_str("cluster after it:\n");

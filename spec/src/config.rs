@@ -19,6 +19,56 @@ pub const PRESETS: [(&str, &str); 3] = [
     ("deep", include_str!("../presets/deep.json")),
 ];
 
+/// The bug catalogue's configurations (`spec/presets/catalogue/`), by the name `--config`
+/// takes: each is the smallest override of a preset whose ingredients let the model exhibit
+/// one catalogue entry, so `rsmc check --bug NAME` finds it in seconds.
+pub const CATALOGUE_CONFIGS: [(&str, &str); 11] = [
+    (
+        "catalogue/no-expectations",
+        include_str!("../presets/catalogue/no-expectations.json"),
+    ),
+    (
+        "catalogue/no-adoption-recheck",
+        include_str!("../presets/catalogue/no-adoption-recheck.json"),
+    ),
+    (
+        "catalogue/create-while-deleting",
+        include_str!("../presets/catalogue/create-while-deleting.json"),
+    ),
+    (
+        "catalogue/stale-expectations-on-recreate",
+        include_str!("../presets/catalogue/stale-expectations-on-recreate.json"),
+    ),
+    (
+        "catalogue/ignore-controller-ref-removal",
+        include_str!("../presets/catalogue/ignore-controller-ref-removal.json"),
+    ),
+    (
+        "catalogue/keep-expectation-on-failed-delete",
+        include_str!("../presets/catalogue/keep-expectation-on-failed-delete.json"),
+    ),
+    (
+        "catalogue/expectations-expiry",
+        include_str!("../presets/catalogue/expectations-expiry.json"),
+    ),
+    (
+        "catalogue/orphan-before-dependent-seen",
+        include_str!("../presets/catalogue/orphan-before-dependent-seen.json"),
+    ),
+    (
+        "catalogue/delete-without-precondition",
+        include_str!("../presets/catalogue/delete-without-precondition.json"),
+    ),
+    (
+        "catalogue/status-onto-recreated",
+        include_str!("../presets/catalogue/status-onto-recreated.json"),
+    ),
+    (
+        "catalogue/expectations-after-delete",
+        include_str!("../presets/catalogue/expectations-after-delete.json"),
+    ),
+];
+
 /// A ReplicaSet the environment may create (or that exists from the start).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -103,6 +153,19 @@ pub struct InformerConfig {
     /// How many events of one resource type an informer may be behind. A write is enabled only
     /// while every informer is fewer than this many events behind.
     pub max_lag: u32,
+    /// The same bound for the garbage collector's informers alone (default: `maxLag`). A
+    /// tighter one keeps the GC prompt while controllers lag: the catalogue uses it to show
+    /// a controller-side race without the GC-side one of #26120 (the GC orphaning before it
+    /// has seen a dependent) taking the shortest counterexample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_max_lag: Option<u32>,
+}
+
+impl InformerConfig {
+    /// The lag bound of the garbage collector's informers.
+    pub fn gc_lag(&self) -> u32 {
+        self.gc_max_lag.unwrap_or(self.max_lag)
+    }
 }
 
 /// A whole configuration.
@@ -123,7 +186,7 @@ pub struct Config {
 /// A configuration that could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("unknown configuration {0:?}: give a preset (small, default, deep) or a path to a JSON file")]
+    #[error("unknown configuration {0:?}: give a preset (small, default, deep), a catalogue configuration (catalogue/NAME, see rsmc bugs) or a path to a JSON file")]
     Unknown(String),
     #[error("{path}: cannot read: {source}")]
     Read {
@@ -165,10 +228,14 @@ impl Config {
         Some(config)
     }
 
-    /// A preset name, or a path to a JSON file overriding a preset.
+    /// A preset name, a catalogue configuration's name, or a path to a JSON file overriding
+    /// a preset.
     pub fn load(spec: &str) -> Result<Config, ConfigError> {
         if let Some(c) = Config::preset(spec) {
             return Ok(c);
+        }
+        if let Some((name, text)) = CATALOGUE_CONFIGS.iter().find(|(n, _)| *n == spec) {
+            return Config::from_json(name, text);
         }
         let path = Path::new(spec);
         if !path.exists() {
@@ -313,6 +380,17 @@ impl Config {
                 format!("expected 1 to 8 events, got {}", self.informer.max_lag),
             );
         }
+        if let Some(gc) = self.informer.gc_max_lag {
+            if gc == 0 || gc > self.informer.max_lag {
+                return fail(
+                    "informer.gcMaxLag".into(),
+                    format!(
+                        "expected 1 to maxLag ({}) events, got {gc}",
+                        self.informer.max_lag
+                    ),
+                );
+            }
+        }
         Ok(())
     }
 }
@@ -325,6 +403,15 @@ mod tests {
     fn presets_load() {
         for (name, _) in PRESETS {
             assert!(Config::preset(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn catalogue_configs_load() {
+        for (name, _) in CATALOGUE_CONFIGS {
+            if let Err(e) = Config::load(name) {
+                panic!("{name}: {e}");
+            }
         }
     }
 

@@ -8,15 +8,19 @@
 //!   policies and finalizers) and its ordered event log.
 //! - [`controller`]: the controller's queue, expectations, event handlers and sync.
 //! - [`gc`]: the garbage collector's decisions.
+//! - [`bugs`]: the catalogue of upstream bugs, as switches, and of open upstream races.
 //! - [`profile`]: the `k8s-1.20` and `upstream` behaviour switches.
 //! - [`config`]: bounds and enabled environment actions, with presets.
 //! - [`render`]: kubectl-style tables of the API server's objects.
-//! - [`model`]: the stateright model and its properties.
+//! - [`model`]: the stateright model and its safety properties.
+//! - [`liveness`]: convergence under weak fairness, checked on the whole state graph.
 
 pub mod api;
+pub mod bugs;
 pub mod config;
 pub mod controller;
 pub mod gc;
+pub mod liveness;
 pub mod model;
 pub mod object;
 pub mod profile;

@@ -3,6 +3,7 @@
 //! The two profiles differ only by switches read in one code path (never two copies of the
 //! logic). Each switch names the upstream change it stands for.
 
+use crate::bugs::Bug;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -38,6 +39,7 @@ impl Profile {
                 logarithmic_scale_down: false,
                 terminating_replicas: false,
                 delete_not_found_is_error: true,
+                bug: None,
             },
             Profile::Upstream => Semantics {
                 profile: self,
@@ -46,6 +48,7 @@ impl Profile {
                 logarithmic_scale_down: true,
                 terminating_replicas: true,
                 delete_not_found_is_error: false,
+                bug: None,
             },
         }
     }
@@ -93,6 +96,15 @@ pub struct Semantics {
     /// [1.20] `manageReplicas` returns every failed scale-down delete as the sync's error,
     /// NotFound included; upstream swallows NotFound. Both lower the deletion expectation.
     pub delete_not_found_is_error: bool,
+    /// A catalogued upstream bug re-introduced (`crate::bugs`), or `None`: the fixed code.
+    pub bug: Option<Bug>,
+}
+
+impl Semantics {
+    /// Whether `bug` is switched on.
+    pub fn has(&self, bug: Bug) -> bool {
+        self.bug == Some(bug)
+    }
 }
 
 #[cfg(test)]

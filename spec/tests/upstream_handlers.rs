@@ -17,6 +17,11 @@ use common::{
 use rsmc_spec::api::{ApiServer, DeleteOptions, Request, View};
 use rsmc_spec::controller::{Expectations, Handlers, WorkQueue};
 use rsmc_spec::object::{LabelSelector, ReplicaSet};
+use rsmc_spec::profile::{Profile, Semantics};
+
+/// The handlers as upstream has them (no catalogued bug switched on; both profiles agree).
+static FIXED: std::sync::LazyLock<Semantics> =
+    std::sync::LazyLock::new(|| Profile::K8s120.semantics());
 
 fn cache(rss: &[&ReplicaSet]) -> View<ReplicaSet> {
     rss.iter()
@@ -58,6 +63,7 @@ fn recreate_under_the_same_name_drops_the_old_expectations() {
             queue: &mut queue,
             expectations: &mut exp,
             replicasets: &view,
+            sem: &FIXED,
         }
         .replicaset(Some(&old), Some(&new));
         assert!(exp.satisfied("web"), "old expectations are gone");
@@ -82,6 +88,7 @@ fn a_replicaset_delete_event_drops_expectations_and_enqueues() {
         queue: &mut queue,
         expectations: &mut exp,
         replicasets: &view,
+        sem: &FIXED,
     }
     .replicaset(Some(&rs), None);
     assert!(!exp.0.contains_key("web"));
@@ -103,6 +110,7 @@ fn add_and_same_uid_update_only_enqueue() {
             queue: &mut queue,
             expectations: &mut exp,
             replicasets: &view,
+            sem: &FIXED,
         }
         .replicaset(before, after);
         assert_eq!(exp.0["web"].add, 2, "expectations untouched");
@@ -126,6 +134,7 @@ fn a_tombstone_for_a_deleted_pod_still_counts_the_deletion() {
         queue: &mut queue,
         expectations: &mut exp,
         replicasets: &view,
+        sem: &FIXED,
     }
     .pod(Some(&stale), None);
     assert!(exp.satisfied("web"));
@@ -147,6 +156,7 @@ fn a_graceful_deletion_is_observed_once() {
         queue: &mut queue,
         expectations: &mut exp,
         replicasets: &view,
+        sem: &FIXED,
     };
     h.pod(Some(&p), Some(&terminating));
     h.pod(Some(&terminating), None);
@@ -294,6 +304,7 @@ fn pod_events_route_to_the_owning_replicaset() {
             queue: &mut queue,
             expectations: &mut exp,
             replicasets: &view,
+            sem: &FIXED,
         }
         .pod(case.before.as_ref(), case.after.as_ref());
         let want: Vec<String> = case.queued.iter().map(|s| s.to_string()).collect();

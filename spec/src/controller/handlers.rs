@@ -7,7 +7,9 @@
 use super::expectations::Expectations;
 use super::queue::WorkQueue;
 use crate::api::View;
+use crate::bugs::Bug;
 use crate::object::{Pod, ReplicaSet};
+use crate::profile::Semantics;
 
 /// The controller memory the handlers touch.
 pub struct Handlers<'a> {
@@ -15,21 +17,28 @@ pub struct Handlers<'a> {
     pub expectations: &'a mut Expectations,
     /// The controller's ReplicaSet cache, after this event's own update.
     pub replicasets: &'a View<ReplicaSet>,
+    pub sem: &'a Semantics,
 }
 
 impl Handlers<'_> {
     /// A ReplicaSet event (`before`/`after` absent for add/delete).
     pub fn replicaset(&mut self, before: Option<&ReplicaSet>, after: Option<&ReplicaSet>) {
+        // [bug stale-expectations-on-recreate] a deleted ReplicaSet's expectations stay.
+        let forget = !self.sem.has(Bug::StaleExpectationsOnRecreate);
         match (before, after) {
             (_, None) => {
                 if let Some(old) = before {
-                    self.expectations.delete(&old.meta.name);
+                    if forget {
+                        self.expectations.delete(&old.meta.name);
+                    }
                     self.queue.add(&old.meta.name);
                 }
             }
             (Some(old), Some(cur)) if old.meta.uid != cur.meta.uid => {
                 // Recreated under the same name: handle the old one as deleted first (#69376).
-                self.expectations.delete(&old.meta.name);
+                if forget {
+                    self.expectations.delete(&old.meta.name);
+                }
                 self.queue.add(&old.meta.name);
                 self.queue.add(&cur.meta.name);
             }
@@ -109,7 +118,9 @@ impl Handlers<'_> {
             }
             return;
         }
-        if label_changed || ref_changed {
+        // [bug ignore-controller-ref-removal] only a label change requeues the matches.
+        let requeue_on_ref = !self.sem.has(Bug::IgnoreControllerRefRemoval);
+        if label_changed || (ref_changed && requeue_on_ref) {
             for key in self.matching(cur) {
                 self.queue.add(&key);
             }

@@ -13,6 +13,7 @@ use super::expectations::Expectations;
 use super::ranking;
 use super::status;
 use crate::api::{ApiError, DeleteOptions, OwnerRefPatch, Reason, Request, View};
+use crate::bugs::Bug;
 use crate::object::{OwnerReference, Pod, ReplicaSet, Rv};
 use crate::profile::Semantics;
 use serde::{Deserialize, Serialize};
@@ -126,12 +127,14 @@ pub fn begin(
     pods: &View<Pod>,
     read_at: (Rv, Rv),
     expectations: &mut Expectations,
+    sem: &Semantics,
 ) -> Begin {
     let Some(rs) = rs else {
         expectations.delete(key);
         return Begin::Gone;
     };
-    let needs_sync = expectations.satisfied(key);
+    // [bug no-expectations] without expectations every sync manages replicas.
+    let needs_sync = sem.has(Bug::NoExpectations) || expectations.satisfied(key);
     let mut claimed = Vec::new();
     let mut ops = Vec::new();
     for pod in pods.values().filter(|p| p.is_active()) {
@@ -177,7 +180,10 @@ impl SyncTask {
                             continue;
                         };
                         match decision {
-                            Claim::Adopt if recheck.is_none() => {
+                            // [bug no-adoption-recheck] adopt on the cache's word alone.
+                            Claim::Adopt
+                                if recheck.is_none() && !view.sem.has(Bug::NoAdoptionRecheck) =>
+                            {
                                 return Pending::GetReplicaSet(view.key().to_string())
                             }
                             Claim::Adopt if *recheck == Some(false) => {
@@ -301,7 +307,9 @@ impl SyncTask {
     /// `manageReplicas` when expectations allow and the ReplicaSet is not being deleted;
     /// otherwise straight to status.
     fn manage(&self, view: &SyncView, expectations: &mut Expectations) -> Phase {
-        if !self.needs_sync || view.rs.meta.is_deleting() {
+        // [bug create-while-deleting] manage replicas even while the ReplicaSet is deleted.
+        let deleting = view.rs.meta.is_deleting() && !view.sem.has(Bug::CreateWhileDeleting);
+        if !self.needs_sync || deleting {
             return status_phase(false);
         }
         let diff = self.claimed.len() as i64 - view.rs.spec.replicas as i64;
@@ -405,7 +413,10 @@ impl SyncTask {
                 let name = victims[*next].clone();
                 *next += 1;
                 if let Some(reason) = reason {
-                    expectations.deletion_observed(&key, &name);
+                    // [bug keep-expectation-on-failed-delete] the failed delete stays expected.
+                    if !view.sem.has(Bug::KeepExpectationOnFailedDelete) {
+                        expectations.deletion_observed(&key, &name);
+                    }
                     if reason != Reason::NotFound || view.sem.delete_not_found_is_error {
                         *error = true;
                     }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 impl RsModel {
     pub(super) fn enabled(&self, s: &State, out: &mut Vec<Action>) {
-        let writes = s.writes_allowed(self.config.informer.max_lag);
+        let writes = s.writes_allowed(&self.config.informer);
         if let Some(script) = &self.script {
             let before = out.len();
             self.system_moves(s, writes, out);

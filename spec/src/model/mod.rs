@@ -43,6 +43,12 @@ impl RsModel {
         }
     }
 
+    /// The same model with a catalogued upstream bug switched back on.
+    pub fn with_bug(mut self, bug: crate::bugs::Bug) -> Self {
+        self.sem.bug = Some(bug);
+        self
+    }
+
     /// A model whose environment does exactly what `script` says, from an empty cluster. The
     /// configuration supplies the controller's settings and the informer bound; its
     /// declarations and budgets are not used.
@@ -111,11 +117,7 @@ impl RsModel {
     /// is what a scenario's `settle` waits for.
     pub fn is_quiescent(&self, s: &State) -> bool {
         let mut moves = Vec::new();
-        self.system_moves(
-            s,
-            s.writes_allowed(self.config.informer.max_lag),
-            &mut moves,
-        );
+        self.system_moves(s, s.writes_allowed(&self.config.informer), &mut moves);
         moves.is_empty()
     }
 }

@@ -3,6 +3,7 @@
 
 use super::script::ScriptPos;
 use crate::api::{ApiServer, Kind, View};
+use crate::config::InformerConfig;
 use crate::controller::{Expectations, SyncTask, WorkQueue};
 use crate::object::{Pod, ReplicaSet, Rv, Uid};
 use serde::{Deserialize, Serialize};
@@ -137,19 +138,20 @@ impl State {
         controllers.chain(std::iter::once(self.gc))
     }
 
-    /// Whether every watcher is fewer than `max_lag` events behind on both types.
-    pub fn writes_allowed(&self, max_lag: u32) -> bool {
-        let watchers = self
-            .controllers
-            .iter()
-            .filter(|c| c.running)
-            .map(|c| c.seen)
-            .chain(std::iter::once(self.gc));
-        watchers.into_iter().all(|p| {
+    /// Whether every watcher is within its lag bound on both types: each running
+    /// controller fewer than `maxLag` events behind, the garbage collector fewer than
+    /// `gcMaxLag`.
+    pub fn writes_allowed(&self, bound: &InformerConfig) -> bool {
+        let within = |p: Positions, lag: u32| {
             [Kind::ReplicaSet, Kind::Pod]
                 .iter()
-                .all(|k| self.api.lag(*k, p.get(*k)) < max_lag as usize)
-        })
+                .all(|k| self.api.lag(*k, p.get(*k)) < lag as usize)
+        };
+        self.controllers
+            .iter()
+            .filter(|c| c.running)
+            .all(|c| within(c.seen, bound.max_lag))
+            && within(self.gc, bound.gc_lag())
     }
 
     /// Bring the state to its canonical form after a step: drop log entries no one needs,

@@ -239,6 +239,7 @@ impl RsModel {
                     queue: &mut c.queue,
                     expectations: &mut c.expectations,
                     replicasets: &rs_view,
+                    sem: &self.sem,
                 };
                 match &event.change {
                     crate::api::Change::ReplicaSet { before, after } => {
@@ -269,6 +270,7 @@ impl RsModel {
                     queue: &mut c.queue,
                     expectations: &mut c.expectations,
                     replicasets: &new_rs,
+                    sem: &self.sem,
                 };
                 for (name, cur) in &new_rs {
                     match old_rs.get(name) {
@@ -312,6 +314,7 @@ impl RsModel {
             &pods,
             (at.rs, at.pods),
             &mut c.expectations,
+            &self.sem,
         ) {
             Begin::Gone => {
                 c.written.remove(key);

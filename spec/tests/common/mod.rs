@@ -221,6 +221,7 @@ pub fn run_sync_burst(
         &pods,
         (cache_at, cache_at),
         expectations,
+        sem,
     ) {
         Begin::Gone => return run,
         Begin::Run(task) => task,
