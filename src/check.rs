@@ -6,7 +6,8 @@ use crate::CheckArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 use rsmc_oracle::trace::Trace;
 use rsmc_spec::config::Config;
-use rsmc_spec::model::RsModel;
+use rsmc_spec::liveness;
+use rsmc_spec::model::{Action, RsModel, State};
 use serde::Serialize;
 use stateright::{Checker, Expectation, Model};
 use std::io::IsTerminal;
@@ -27,6 +28,35 @@ struct Verdict {
     /// which points at the trace file instead).
     #[serde(skip)]
     summary: Option<String>,
+    /// For a liveness violation, why the cluster has not converged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    /// For a violation that matches an open entry of the bug catalogue: `known upstream
+    /// issue #N (name)`. It fails the check only with `--strict`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    known: Option<String>,
+}
+
+impl Verdict {
+    /// A verdict with nothing recorded yet.
+    fn new(name: &str, kind: &'static str, result: &'static str) -> Self {
+        Verdict {
+            name: name.to_string(),
+            kind,
+            result,
+            trace: None,
+            text: None,
+            scenario: None,
+            summary: None,
+            reason: None,
+            known: None,
+        }
+    }
+
+    /// Whether this verdict fails the check.
+    fn fails(&self, strict: bool) -> bool {
+        self.result == "violated" && (self.known.is_none() || strict)
+    }
 }
 
 /// The whole report.
@@ -34,11 +64,15 @@ struct Verdict {
 struct Report {
     profile: String,
     config: String,
+    /// The catalogued bug switched on, if any.
+    bug: Option<String>,
     states: usize,
     unique_states: usize,
     max_depth: usize,
     seconds: f64,
     unique_per_second: f64,
+    /// States the liveness search explored (its own exhaustive search, not reduced).
+    liveness_states: Option<usize>,
     properties: Vec<Verdict>,
 }
 
@@ -51,11 +85,15 @@ pub fn load_config(spec: &str) -> Result<Config, i32> {
 }
 
 pub fn run(args: &CheckArgs) -> i32 {
-    let config = match load_config(&args.config) {
+    let config_name = args.config_name();
+    let config = match load_config(&config_name) {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let model = RsModel::new(config, args.profile);
+    let mut model = RsModel::new(config, args.profile);
+    if let Some(bug) = args.bug {
+        model = model.with_bug(bug);
+    }
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -63,32 +101,21 @@ pub fn run(args: &CheckArgs) -> i32 {
     });
     let started = Instant::now();
     let checker = model.clone().checker().threads(threads).spawn_bfs();
-    // On a terminal a live spinner; elsewhere (CI logs) a plain line every five seconds.
-    let live = std::io::stderr().is_terminal();
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
-    let mut last_line = Instant::now();
+    let mut progress = Progress::new("safety");
     while !checker.is_done() {
         let secs = started.elapsed().as_secs_f64().max(1e-3);
-        let message = format!(
+        progress.show(format!(
             "states {} · unique {} · depth {} · {:.0} unique/s",
             checker.state_count(),
             checker.unique_state_count(),
             checker.max_depth(),
             checker.unique_state_count() as f64 / secs
-        );
-        if live {
-            bar.set_message(message);
-            bar.tick();
-        } else if last_line.elapsed() >= Duration::from_secs(5) {
-            eprintln!("rsmc check: {secs:.0} s, {message}");
-            last_line = Instant::now();
-        }
+        ));
         std::thread::sleep(Duration::from_millis(200));
     }
     let checker = checker.join();
-    bar.finish_and_clear();
-    let seconds = started.elapsed().as_secs_f64();
+    progress.finish();
+    let safety_seconds = started.elapsed().as_secs_f64();
 
     let mut failed = false;
     let mut verdicts = Vec::new();
@@ -102,17 +129,8 @@ pub fn run(args: &CheckArgs) -> i32 {
             (Expectation::Eventually, None) => ("liveness", "holds"),
             (Expectation::Eventually, Some(_)) => ("liveness", "violated"),
         };
-        let mut verdict = Verdict {
-            name: property.name.to_string(),
-            kind,
-            result,
-            trace: None,
-            text: None,
-            scenario: None,
-            summary: None,
-        };
+        let mut verdict = Verdict::new(property.name, kind, result);
         if result == "violated" {
-            failed = true;
             let path = discovery.expect("violated has a path");
             let mut states = path.clone().into_states();
             let mut actions = path.into_actions();
@@ -123,34 +141,36 @@ pub fn run(args: &CheckArgs) -> i32 {
                 actions.truncate(first);
             }
             let trace = Trace::from_path(&model, Some(property.name), &states, &actions);
-            verdict.summary = Some(rsmc_oracle::trace_text::summary(&trace));
-            let name = format!("{}-{}", trace.profile, slug(property.name));
-            let description = format!(
-                "The counterexample of \"{}\" that `rsmc check --config {}` found, as a scenario: its environment moves, with a settle wherever the cluster was quiet.",
-                property.name, args.config
-            );
-            let mut scenario =
-                rsmc_oracle::run_scenario::from_run(&model, &states, &actions, &name, &description);
-            scenario.profile = Some(model.profile);
-            match write_trace(&args.out, &name, &trace, &scenario.to_yaml()) {
-                Ok((json, text, yaml)) => {
-                    verdict.trace = Some(json);
-                    verdict.text = Some(text);
-                    verdict.scenario = Some(yaml);
-                }
-                Err(e) => eprintln!("error: writing the trace of {:?}: {e}", property.name),
-            }
+            record(&mut verdict, args, &model, &trace, &states, &actions);
         }
+        failed |= verdict.fails(args.strict);
         verdicts.push(verdict);
     }
+    let mut liveness_states = None;
+    if !args.skip_liveness {
+        match check_liveness(args, &model) {
+            Ok((verdict, states)) => {
+                failed |= verdict.fails(args.strict);
+                liveness_states = Some(states);
+                verdicts.push(verdict);
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::BAD_INPUT;
+            }
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
     let report = Report {
         profile: model.profile.name().to_string(),
-        config: args.config.clone(),
+        config: config_name.clone(),
+        bug: args.bug.map(|b| b.to_string()),
         states: checker.state_count(),
         unique_states: checker.unique_state_count(),
         max_depth: checker.max_depth(),
         seconds,
-        unique_per_second: checker.unique_state_count() as f64 / seconds.max(1e-3),
+        unique_per_second: checker.unique_state_count() as f64 / safety_seconds.max(1e-3),
+        liveness_states,
         properties: verdicts,
     };
     if args.json {
@@ -177,12 +197,29 @@ fn print_report(r: &Report) {
         "  states generated {}, unique {}, max depth {}, {:.1} s, {:.0} unique states/s",
         r.states, r.unique_states, r.max_depth, r.seconds, r.unique_per_second
     );
+    if let Some(n) = r.liveness_states {
+        println!("  liveness: {n} states with their system moves, searched for stuck states and fair cycles");
+    }
     let width = r.properties.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    if let Some(bug) = &r.bug {
+        println!("  with the upstream bug {bug} re-introduced (rsmc bugs)");
+    }
     for p in &r.properties {
-        println!("  {:<8} {:<width$}  {}", p.kind, p.name, p.result);
+        let known = p
+            .known
+            .as_ref()
+            .map(|k| format!(" — {k}"))
+            .unwrap_or_default();
+        println!("  {:<8} {:<width$}  {}{known}", p.kind, p.name, p.result);
     }
     for p in r.properties.iter().filter(|p| p.summary.is_some()) {
-        println!("\nviolation: {}", p.name);
+        match &p.known {
+            Some(k) => println!("\nviolation: {} ({k})", p.name),
+            None => println!("\nviolation: {}", p.name),
+        }
+        if let Some(reason) = &p.reason {
+            println!("  not converged: {reason}");
+        }
         for line in p.summary.iter().flat_map(|s| s.lines()) {
             println!("  {line}");
         }
@@ -194,6 +231,19 @@ fn print_report(r: &Report) {
             println!(
                 "  as a scenario (rsmc replay, conformance): {}",
                 yaml.display()
+            );
+        }
+        if let Some(json) = &p.trace {
+            let bug = r
+                .bug
+                .as_ref()
+                .map(|b| format!(" --bug {b}"))
+                .unwrap_or_default();
+            println!(
+                "  open in the Explorer: rsmc explore --profile {} --config {}{bug} --trace {}",
+                r.profile,
+                r.config,
+                json.display()
             );
         }
     }
@@ -229,4 +279,116 @@ fn write_trace(
     std::fs::write(&text, rsmc_oracle::trace_text::render(trace))?;
     std::fs::write(&yaml, scenario)?;
     Ok((json, text, yaml))
+}
+
+/// Write a counterexample's files (trace, text, scenario) and point the verdict at them.
+fn record(
+    verdict: &mut Verdict,
+    args: &CheckArgs,
+    model: &RsModel,
+    trace: &Trace,
+    states: &[State],
+    actions: &[Action],
+) {
+    verdict.summary = Some(rsmc_oracle::trace_text::summary(trace));
+    verdict.known =
+        rsmc_spec::bugs::known_open(&verdict.name, actions, model.sem.bug).map(|e| e.known_label());
+    let name = format!("{}-{}", trace.profile, slug(&verdict.name));
+    let description = format!(
+        "The counterexample of \"{}\" that `rsmc check --config {}` found, as a scenario: its environment moves, with a settle wherever the cluster was quiet.",
+        verdict.name,
+        args.config_name()
+    );
+    let mut scenario =
+        rsmc_oracle::run_scenario::from_run(model, states, actions, &name, &description);
+    scenario.profile = Some(model.profile);
+    match write_trace(&args.out, &name, trace, &scenario.to_yaml()) {
+        Ok((json, text, yaml)) => {
+            verdict.trace = Some(json);
+            verdict.text = Some(text);
+            verdict.scenario = Some(yaml);
+        }
+        Err(e) => eprintln!("error: writing the trace of {:?}: {e}", verdict.name),
+    }
+}
+
+/// The most states the liveness search keeps (about 40 bytes each plus its moves).
+const LIVENESS_LIMIT: usize = 200_000_000;
+
+/// Convergence under weak fairness (`rsmc_spec::liveness`): the verdict and the number of
+/// states searched.
+fn check_liveness(args: &CheckArgs, model: &RsModel) -> Result<(Verdict, usize), String> {
+    let started = Instant::now();
+    let mut progress = Progress::new("liveness");
+    let outcome = liveness::check(model, LIVENESS_LIMIT, &mut |p| {
+        let secs = started.elapsed().as_secs_f64().max(1e-3);
+        progress.show(format!(
+            "states {} · expanded {} · depth {} · {:.0} states/s",
+            p.states,
+            p.expanded,
+            p.depth,
+            p.expanded as f64 / secs
+        ));
+    })
+    .map_err(|e| e.to_string())?;
+    progress.finish();
+    let result = if outcome.violation.is_some() {
+        "violated"
+    } else {
+        "holds"
+    };
+    let mut verdict = Verdict::new(liveness::CONVERGENCE, "liveness", result);
+    if let Some(cx) = outcome.violation {
+        let mut trace =
+            Trace::from_path(model, Some(liveness::CONVERGENCE), &cx.states, &cx.actions);
+        trace.cycle_start = cx.cycle_start.map(|i| i + 1);
+        verdict.reason = Some(match cx.cycle_start {
+            Some(_) => format!("a fair cycle never converges ({})", cx.reason),
+            None => format!("stuck: no system move is enabled ({})", cx.reason),
+        });
+        record(&mut verdict, args, model, &trace, &cx.states, &cx.actions);
+    }
+    Ok((verdict, outcome.states))
+}
+
+/// Live progress of one search: a spinner on a terminal, a plain line every five seconds
+/// elsewhere (CI logs).
+struct Progress {
+    phase: &'static str,
+    bar: ProgressBar,
+    live: bool,
+    started: Instant,
+    last_line: Instant,
+}
+
+impl Progress {
+    fn new(phase: &'static str) -> Self {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
+        Progress {
+            phase,
+            bar,
+            live: std::io::stderr().is_terminal(),
+            started: Instant::now(),
+            last_line: Instant::now(),
+        }
+    }
+
+    fn show(&mut self, message: String) {
+        if self.live {
+            self.bar.set_message(format!("{}: {message}", self.phase));
+            self.bar.tick();
+        } else if self.last_line.elapsed() >= Duration::from_secs(5) {
+            eprintln!(
+                "rsmc check: {} {:.0} s, {message}",
+                self.phase,
+                self.started.elapsed().as_secs_f64()
+            );
+            self.last_line = Instant::now();
+        }
+    }
+
+    fn finish(self) {
+        self.bar.finish_and_clear();
+    }
 }

@@ -9,6 +9,7 @@
 use crate::exit;
 use crate::trace_file;
 use rsmc_oracle::trace::{Objects, Trace};
+use rsmc_spec::bugs::Bug;
 use rsmc_spec::config::Config;
 use rsmc_spec::model::{Action, RsModel, State};
 use rsmc_spec::profile::Profile;
@@ -27,6 +28,10 @@ pub struct ExploreArgs {
     /// `--trace`, the configuration the trace records, which this must match if given).
     #[arg(long)]
     pub config: Option<String>,
+    /// Re-introduce a catalogued upstream bug (see `rsmc bugs`); without `--config`, the
+    /// preset the catalogue names for it. A trace written with `--bug` needs it here too.
+    #[arg(long)]
+    pub bug: Option<Bug>,
     /// Where the Explorer listens (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:3000")]
     pub addr: SocketAddr,
@@ -60,15 +65,23 @@ struct Explorer {
 fn prepare(args: &ExploreArgs) -> Result<Explorer, String> {
     let (model, config_name, trace) = match &args.trace {
         None => {
-            let name = args.config.clone().unwrap_or_else(|| "default".into());
+            let name = match (&args.config, args.bug) {
+                (Some(name), _) => name.clone(),
+                (None, Some(bug)) => bug.entry().config.to_string(),
+                (None, None) => "default".into(),
+            };
             let config = Config::load(&name).map_err(|e| e.to_string())?;
             let profile = args.profile.unwrap_or(Profile::K8s120);
-            (RsModel::new(config, profile), name, None)
+            (
+                with_bug(RsModel::new(config, profile), args.bug),
+                name,
+                None,
+            )
         }
         Some(file) => {
             let (trace, profile) = trace_file::read(file)?;
             agrees_with_flags(args, &trace, profile, file)?;
-            let model = RsModel::new(trace.config.clone(), profile);
+            let model = with_bug(RsModel::new(trace.config.clone(), profile), args.bug);
             let path = replay(&model, &trace)
                 .map_err(|e| format!("{}: {e}", file.display()))?
                 .encode(&model);
@@ -93,6 +106,13 @@ fn prepare(args: &ExploreArgs) -> Result<Explorer, String> {
         addr,
         trace,
     })
+}
+
+fn with_bug(model: RsModel, bug: Option<Bug>) -> RsModel {
+    match bug {
+        Some(bug) => model.with_bug(bug),
+        None => model,
+    }
 }
 
 /// With `--trace`, the model is the one the trace records; `--profile` and `--config` may
@@ -180,6 +200,9 @@ fn serve(explorer: Explorer) -> i32 {
         "rsmc explore: profile {}, configuration {config_name}",
         model.profile.name()
     );
+    if let Some(bug) = model.sem.bug {
+        println!("  with the upstream bug {bug} re-introduced (rsmc bugs)");
+    }
     println!("Explorer: http://{addr}/");
     if let Some((path, about)) = &trace {
         println!("{about}: http://{addr}/#/steps/{path}");

@@ -1,5 +1,6 @@
 //! `rsmc`: model checking and conformance testing of the Kubernetes ReplicaSet controller.
 
+mod bugs;
 mod check;
 mod cluster;
 mod conform;
@@ -35,6 +36,8 @@ struct Cli {
 enum Command {
     /// Explore every interleaving within the configuration's bounds and check the properties.
     Check(CheckArgs),
+    /// List the catalogue of upstream bugs (switches for `check --bug`) and open races.
+    Bugs(BugsArgs),
     /// Judge an observed run of a scenario: exit 0 conforms, 1 does not, 2 bad input.
     Oracle(OracleArgs),
     /// Print the model's kubectl views of a scenario at each settle point.
@@ -123,9 +126,16 @@ pub struct CheckArgs {
     /// Behaviour profile: which Kubernetes version the spec follows.
     #[arg(long, default_value = "k8s-1.20")]
     pub profile: Profile,
-    /// A preset (small, default, deep) or a JSON file overriding one.
-    #[arg(long, default_value = "default")]
-    pub config: String,
+    /// A preset (small, default, deep) or a JSON file overriding one (default: `default`, or
+    /// with `--bug` the preset the catalogue names for it).
+    #[arg(long)]
+    pub config: Option<String>,
+    /// Re-introduce a catalogued upstream bug (see `rsmc bugs`).
+    #[arg(long)]
+    pub bug: Option<rsmc_spec::bugs::Bug>,
+    /// Fail (exit 1) on violations that match a known open upstream issue, too.
+    #[arg(long)]
+    pub strict: bool,
     /// Checker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -135,12 +145,36 @@ pub struct CheckArgs {
     /// Where counterexample traces go.
     #[arg(long, default_value = "target/rsmc")]
     pub out: PathBuf,
+    /// Check the safety properties only, without the convergence search (which explores the
+    /// state space a second time, keeping its graph).
+    #[arg(long)]
+    pub skip_liveness: bool,
+}
+
+impl CheckArgs {
+    /// The configuration to check: `--config`, else the bug's preset, else `default`.
+    pub fn config_name(&self) -> String {
+        match (&self.config, self.bug) {
+            (Some(c), _) => c.clone(),
+            (None, Some(bug)) => bug.entry().config.to_string(),
+            (None, None) => "default".to_string(),
+        }
+    }
+}
+
+/// Arguments of `rsmc bugs`.
+#[derive(clap::Args, Debug)]
+pub struct BugsArgs {
+    /// Print the catalogue as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Bugs(args) => bugs::run(&args),
         Command::Oracle(args) => oracle::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Traces(args) => traces::run(&args),
