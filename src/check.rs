@@ -73,6 +73,8 @@ struct Report {
     unique_per_second: f64,
     /// States the liveness search explored (its own exhaustive search, not reduced).
     liveness_states: Option<usize>,
+    /// The process's peak resident memory (Linux `VmHWM`), when known.
+    peak_memory_bytes: Option<u64>,
     properties: Vec<Verdict>,
 }
 
@@ -171,6 +173,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         seconds,
         unique_per_second: checker.unique_state_count() as f64 / safety_seconds.max(1e-3),
         liveness_states,
+        peak_memory_bytes: peak_memory(),
         properties: verdicts,
     };
     if args.json {
@@ -197,6 +200,9 @@ fn print_report(r: &Report) {
         "  states generated {}, unique {}, max depth {}, {:.1} s, {:.0} unique states/s",
         r.states, r.unique_states, r.max_depth, r.seconds, r.unique_per_second
     );
+    if let Some(bytes) = r.peak_memory_bytes {
+        println!("  peak memory {} MB", bytes / 1_048_576);
+    }
     if let Some(n) = r.liveness_states {
         println!("  liveness: {n} states with their system moves, searched for stuck states and fair cycles");
     }
@@ -391,4 +397,12 @@ impl Progress {
     fn finish(self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// This process's peak resident set size, from `/proc/self/status` (Linux only).
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }

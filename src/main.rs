@@ -1,5 +1,6 @@
 //! `rsmc`: model checking and conformance testing of the Kubernetes ReplicaSet controller.
 
+mod bench;
 mod bugs;
 mod check;
 mod cluster;
@@ -38,6 +39,8 @@ enum Command {
     Check(CheckArgs),
     /// List the catalogue of upstream bugs (switches for `check --bug`) and open races.
     Bugs(BugsArgs),
+    /// Measure model checks per preset and profile: states, rate, peak memory.
+    Bench(BenchArgs),
     /// Judge an observed run of a scenario: exit 0 conforms, 1 does not, 2 bad input.
     Oracle(OracleArgs),
     /// Print the model's kubectl views of a scenario at each settle point.
@@ -162,6 +165,38 @@ impl CheckArgs {
     }
 }
 
+/// Arguments of `rsmc bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Configurations to measure (presets, catalogue/NAME or files), comma-separated.
+    #[arg(
+        long = "config",
+        value_delimiter = ',',
+        default_value = "small,default"
+    )]
+    pub configs: Vec<String>,
+    /// Profiles to measure, comma-separated.
+    #[arg(
+        long = "profile",
+        value_delimiter = ',',
+        default_value = "k8s-1.20,upstream"
+    )]
+    pub profiles: Vec<String>,
+    /// Include the convergence search in each measurement.
+    #[arg(long)]
+    pub liveness: bool,
+    /// Measure the bug catalogue instead: each entry's check (`rsmc bugs`), convergence
+    /// included, and the total.
+    #[arg(long, conflicts_with_all = ["configs", "profiles"])]
+    pub catalogue: bool,
+    /// Checker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print the measurements as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Arguments of `rsmc bugs`.
 #[derive(clap::Args, Debug)]
 pub struct BugsArgs {
@@ -175,6 +210,7 @@ fn main() {
     let code = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Bugs(args) => bugs::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Oracle(args) => oracle::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Traces(args) => traces::run(&args),

@@ -332,3 +332,27 @@ fn check_with_a_bug_finds_it_and_says_how_to_open_it() {
         "{err}"
     );
 }
+
+/// `rsmc bench` measures each configuration in its own `rsmc check` process and reports the
+/// states it explored (pinned: a change to the model's size shows here too) and its peak
+/// memory.
+#[test]
+fn bench_reports_states_and_peak_memory() {
+    let (code, out, err) = rsmc(&[
+        "bench",
+        "--config",
+        "catalogue/no-expectations",
+        "--profile",
+        "k8s-1.20",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let row = &rows.as_array().unwrap()[0];
+    assert_eq!(row["unique_states"], 19_334, "{row}");
+    assert!(
+        row["peak_memory_bytes"].as_u64().unwrap() > 1_000_000,
+        "{row}"
+    );
+    assert!(row["unique_per_second"].as_f64().unwrap() > 0.0, "{row}");
+}

@@ -1,0 +1,200 @@
+//! `rsmc bench`: how fast and how large the model checks are, per preset and profile.
+//!
+//! Each measurement is a separate `rsmc check --json` process, so its peak memory (the
+//! kernel's high-water mark of its resident set, which `check` reports) is its own and not
+//! the largest so far. Numbers are printed with the machine they were measured on; nothing
+//! here is a pass/fail test.
+
+use crate::exit;
+use crate::BenchArgs;
+use rsmc_spec::bugs::CATALOGUE;
+use serde::Serialize;
+use serde_json::Value;
+use std::process::Command;
+
+/// One check to measure.
+struct Job {
+    config: String,
+    profile: String,
+    bug: Option<String>,
+}
+
+/// What to measure: every configuration in every profile, or with `--catalogue` each
+/// catalogue entry as `rsmc bugs` shows it (its switch, configuration and profile).
+fn jobs(args: &BenchArgs) -> Vec<Job> {
+    if args.catalogue {
+        return CATALOGUE
+            .iter()
+            .map(|e| Job {
+                config: e.config.to_string(),
+                profile: e.profile.name().to_string(),
+                bug: e.switch.map(|_| e.name.to_string()),
+            })
+            .collect();
+    }
+    let mut jobs = Vec::new();
+    for config in &args.configs {
+        for profile in &args.profiles {
+            jobs.push(Job {
+                config: config.clone(),
+                profile: profile.clone(),
+                bug: None,
+            });
+        }
+    }
+    jobs
+}
+
+/// One measured check.
+#[derive(Serialize)]
+struct Row {
+    config: String,
+    profile: String,
+    bug: Option<String>,
+    unique_states: u64,
+    states: u64,
+    seconds: f64,
+    unique_per_second: f64,
+    peak_memory_bytes: Option<u64>,
+    /// States the convergence search kept (when it ran).
+    liveness_states: Option<u64>,
+}
+
+pub fn run(args: &BenchArgs) -> i32 {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot find the rsmc executable: {e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let out_dir = std::env::temp_dir().join(format!("rsmc-bench-{}", std::process::id()));
+    let mut rows = Vec::new();
+    for Job {
+        config,
+        profile,
+        bug,
+    } in jobs(args)
+    {
+        {
+            eprintln!("rsmc bench: {config} ({profile}) …");
+            let mut cmd = Command::new(&exe);
+            cmd.args([
+                "check",
+                "--json",
+                "--config",
+                &config,
+                "--profile",
+                &profile,
+            ])
+            .arg("--out")
+            .arg(&out_dir);
+            if let Some(bug) = &bug {
+                cmd.args(["--bug", bug]);
+            }
+            if !args.liveness && !args.catalogue {
+                cmd.arg("--skip-liveness");
+            }
+            if let Some(t) = args.threads {
+                cmd.args(["--threads", &t.to_string()]);
+            }
+            let output = match cmd.output() {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("error: running rsmc check: {e}");
+                    return exit::BAD_INPUT;
+                }
+            };
+            let report: Value = match serde_json::from_slice(&output.stdout) {
+                Ok(v) => v,
+                Err(_) => {
+                    eprintln!(
+                        "error: rsmc check --config {config} --profile {profile} failed:\n{}",
+                        String::from_utf8_lossy(&output.stderr)
+                    );
+                    let _ = std::fs::remove_dir_all(&out_dir);
+                    return output.status.code().unwrap_or(exit::BAD_INPUT);
+                }
+            };
+            rows.push(Row {
+                config,
+                profile,
+                bug,
+                unique_states: report["unique_states"].as_u64().unwrap_or(0),
+                states: report["states"].as_u64().unwrap_or(0),
+                seconds: report["seconds"].as_f64().unwrap_or(0.0),
+                unique_per_second: report["unique_per_second"].as_f64().unwrap_or(0.0),
+                peak_memory_bytes: report["peak_memory_bytes"].as_u64(),
+                liveness_states: report["liveness_states"].as_u64(),
+            });
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).expect("rows serialise")
+        );
+    } else {
+        print_table(&rows, args);
+    }
+    exit::OK
+}
+
+fn print_table(rows: &[Row], args: &BenchArgs) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = args.threads.unwrap_or(cores);
+    println!(
+        "rsmc bench: {threads} checker threads on {cores} cores, {}; {}",
+        machine_memory(),
+        if args.liveness || args.catalogue {
+            "safety and convergence"
+        } else {
+            "safety search only (--liveness adds the convergence search)"
+        }
+    );
+    let label = |r: &Row| match &r.bug {
+        Some(bug) => format!("--bug {bug}"),
+        None => r.config.clone(),
+    };
+    let width = rows
+        .iter()
+        .map(|r| label(r).len())
+        .max()
+        .unwrap_or(0)
+        .max(13);
+    println!(
+        "{:<width$} {:<9} {:>11} {:>11} {:>8} {:>9} {:>8}",
+        "configuration", "profile", "unique", "generated", "seconds", "unique/s", "peak MB"
+    );
+    for r in rows {
+        let peak = r
+            .peak_memory_bytes
+            .map_or("-".to_string(), |b| (b / 1_048_576).to_string());
+        println!(
+            "{:<width$} {:<9} {:>11} {:>11} {:>8.1} {:>9.0} {:>8}",
+            label(r),
+            r.profile,
+            r.unique_states,
+            r.states,
+            r.seconds,
+            r.unique_per_second,
+            peak
+        );
+    }
+    let total: f64 = rows.iter().map(|r| r.seconds).sum();
+    println!("total {total:.1} s");
+}
+
+/// The machine's memory, from /proc/meminfo (Linux), for the report's header.
+fn machine_memory() -> String {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    });
+    match total {
+        Some(kb) => format!("{:.1} GiB memory", kb as f64 / 1_048_576.0),
+        None => "memory unknown".to_string(),
+    }
+}
