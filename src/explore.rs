@@ -65,11 +65,7 @@ struct Explorer {
 fn prepare(args: &ExploreArgs) -> Result<Explorer, String> {
     let (model, config_name, trace) = match &args.trace {
         None => {
-            let name = match (&args.config, args.bug) {
-                (Some(name), _) => name.clone(),
-                (None, Some(bug)) => bug.entry().config.to_string(),
-                (None, None) => "default".into(),
-            };
+            let name = crate::config_name(args.config.as_deref(), args.bug);
             let config = Config::load(&name).map_err(|e| e.to_string())?;
             let profile = args.profile.unwrap_or(Profile::K8s120);
             (

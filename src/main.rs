@@ -157,11 +157,17 @@ pub struct CheckArgs {
 impl CheckArgs {
     /// The configuration to check: `--config`, else the bug's preset, else `default`.
     pub fn config_name(&self) -> String {
-        match (&self.config, self.bug) {
-            (Some(c), _) => c.clone(),
-            (None, Some(bug)) => bug.entry().config.to_string(),
-            (None, None) => "default".to_string(),
-        }
+        config_name(self.config.as_deref(), self.bug)
+    }
+}
+
+/// The configuration a command works on: the one given, else the catalogue's for the bug
+/// switched on, else `default`.
+pub fn config_name(given: Option<&str>, bug: Option<rsmc_spec::bugs::Bug>) -> String {
+    match (given, bug) {
+        (Some(c), _) => c.to_string(),
+        (None, Some(bug)) => bug.entry().config.to_string(),
+        (None, None) => "default".to_string(),
     }
 }
 
