@@ -230,7 +230,15 @@ pub async fn current(
     Ok((rs_view, pod_view, pods.items))
 }
 
-/// A pod step: evaluate the selection as a client's list would, then act on each pod.
+/// A pod step: evaluate the selection as a client's list would, then act on the pods.
+///
+/// The model lists first and acts afterwards (`ScriptPos::select`), and a selected pod that
+/// is gone by then drops out of the selection, so the step acts on another one
+/// (`ScriptPos::normalise`). The runner does the same: a pod the API server no longer has
+/// (the controller deleted it after the list) refuses the write, and the step goes on to the
+/// next selected pod until it has acted on as many as it should. A pod listed in the middle of
+/// a grace-0 delete (marked, removal pending) is already gone to the model, so it is never
+/// chosen.
 async fn pods(
     ctx: &mut StepContext<'_>,
     selection: &PodSelection,
@@ -238,32 +246,74 @@ async fn pods(
 ) -> Result<(), StepError> {
     let (replicasets, views, listed) = current(ctx.client, ctx.namespace).await?;
     let selected = selection.evaluate(&replicasets, &views);
+    let gone = |name: &String| views.get(name.as_str()).is_none_or(|p| p.grace_over);
     // "Any N of them": the model explores every choice, so the first N by name will do.
-    let chosen: Vec<&String> = selected.pods.iter().take(selected.left as usize).collect();
-    for name in chosen {
+    let mut left = selected.left;
+    for name in selected.pods.iter().filter(|n| !gone(n)) {
+        if left == 0 {
+            break;
+        }
         let Some(pod) = listed.iter().find(|p| p.name_any() == *name) else {
             continue;
         };
         ctx.before_write().await;
-        pod_action(ctx, pod, action).await?;
+        if pod_action(ctx, pod, action).await? {
+            left -= 1;
+        }
     }
     Ok(())
 }
 
+/// What became of a write to one pod.
+enum PodWrite<T> {
+    /// The API server took it.
+    Taken(Option<T>),
+    /// The pod is no longer there (a 404): the model's selection has dropped it.
+    Gone,
+}
+
+impl<T> PodWrite<T> {
+    fn new(what: impl FnOnce() -> String, r: Result<T, kube::Error>) -> Result<Self, StepError> {
+        match r {
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(PodWrite::Gone),
+            r => accept(what, r).map(PodWrite::Taken),
+        }
+    }
+
+    /// The written object, if the request changed something.
+    fn written(&self) -> Option<&T> {
+        match self {
+            PodWrite::Taken(v) => v.as_ref(),
+            PodWrite::Gone => None,
+        }
+    }
+
+    /// Whether the step has acted on the pod (refusals for other reasons count, as they do
+    /// in the model).
+    fn acted(&self) -> bool {
+        matches!(self, PodWrite::Taken(_))
+    }
+}
+
+/// Act on one pod; false when the pod was gone.
 async fn pod_action(
     ctx: &mut StepContext<'_>,
     pod: &Pod,
     action: &PodAction,
-) -> Result<(), StepError> {
+) -> Result<bool, StepError> {
     let api = ctx.pods();
     let name = pod.name_any();
     let what = |verb: &str| format!("{verb} pod/{name}");
-    match action {
+    let acted = match action {
         PodAction::Delete => {
-            let r = api.delete(&name, &DeleteParams::default()).await;
-            if accept(|| what("delete"), r)?.is_some() {
+            let r = PodWrite::new(
+                || what("delete"),
+                api.delete(&name, &DeleteParams::default()).await,
+            )?;
+            if r.written().is_some() {
                 record_delete(ctx, Resource::Pod, pod);
             }
+            r.acted()
         }
         PodAction::Label { set, remove } => {
             let mut labels = serde_json::Map::new();
@@ -274,15 +324,19 @@ async fn pod_action(
                 labels.insert(k.clone(), json!(v));
             }
             let patch = Patch::Merge(json!({"metadata": {"labels": labels}}));
-            let r = api.patch(&name, &PatchParams::default(), &patch).await;
-            if let Some(p) = accept(|| what("label"), r)? {
+            let r = PodWrite::new(
+                || what("label"),
+                api.patch(&name, &PatchParams::default(), &patch).await,
+            )?;
+            if let Some(p) = r.written() {
                 ctx.recorder
                     .own_write(ctx.index, p.metadata.resource_version.as_deref());
             }
+            r.acted()
         }
         PodAction::Schedule { node } => {
-            let r = kubelet::bind(&api, &name, node).await;
-            if accept(|| what("bind"), r)?.is_some() {
+            let r = PodWrite::new(|| what("bind"), kubelet::bind(&api, &name, node).await)?;
+            if r.written().is_some() {
                 let node = node.clone();
                 ctx.recorder.own_pending(PendingWrite {
                     step: ctx.index,
@@ -295,6 +349,7 @@ async fn pod_action(
                     }),
                 });
             }
+            r.acted()
         }
         PodAction::Ready | PodAction::Unready | PodAction::Fail => {
             let report = match action {
@@ -302,22 +357,30 @@ async fn pod_action(
                 PodAction::Unready => kubelet::Report::Unready,
                 _ => kubelet::Report::Failed,
             };
-            let r = kubelet::report_status(&api, pod, report).await;
-            if let Some(p) = accept(|| what("report the status of"), r)? {
+            let r = PodWrite::new(
+                || what("report the status of"),
+                kubelet::report_status(&api, pod, report).await,
+            )?;
+            if let Some(p) = r.written() {
                 ctx.recorder
                     .own_write(ctx.index, p.metadata.resource_version.as_deref());
             }
+            r.acted()
         }
         PodAction::FinishDeletion => {
             if pod.metadata.deletion_timestamp.is_none() {
                 // The model's kubelet has nothing to finish either.
-                return Ok(());
+                return Ok(true);
             }
-            let r = kubelet::finish_deletion(&api, pod).await;
-            if accept(|| what("finish the deletion of"), r)?.is_some() {
+            let r = PodWrite::new(
+                || what("finish the deletion of"),
+                kubelet::finish_deletion(&api, pod).await,
+            )?;
+            if r.written().is_some() {
                 record_delete(ctx, Resource::Pod, pod);
             }
+            r.acted()
         }
-    }
-    Ok(())
+    };
+    Ok(acted)
 }
