@@ -58,6 +58,52 @@ struct Row {
     peak_memory_bytes: Option<u64>,
     /// States the convergence search kept (when it ran).
     liveness_states: Option<u64>,
+    /// With `--compare-reduction`: unique states when states are identified literally, not
+    /// up to their revisions' values, and how many times more that is.
+    unique_states_without_reduction: Option<u64>,
+    reduction_factor: Option<f64>,
+}
+
+/// Run one `rsmc check --json` and read its report.
+fn measure(
+    exe: &std::path::Path,
+    job: &Job,
+    args: &BenchArgs,
+    out_dir: &std::path::Path,
+    no_reduction: bool,
+) -> Result<Value, i32> {
+    let Job {
+        config,
+        profile,
+        bug,
+    } = job;
+    let mut cmd = Command::new(exe);
+    cmd.args(["check", "--json", "--config", config, "--profile", profile])
+        .arg("--out")
+        .arg(out_dir);
+    if let Some(bug) = bug {
+        cmd.args(["--bug", bug]);
+    }
+    if !args.liveness && !args.catalogue {
+        cmd.arg("--skip-liveness");
+    }
+    if no_reduction {
+        cmd.arg("--no-reduction");
+    }
+    if let Some(t) = args.threads {
+        cmd.args(["--threads", &t.to_string()]);
+    }
+    let output = cmd.output().map_err(|e| {
+        eprintln!("error: running rsmc check: {e}");
+        exit::BAD_INPUT
+    })?;
+    serde_json::from_slice(&output.stdout).map_err(|_| {
+        eprintln!(
+            "error: rsmc check --config {config} --profile {profile} failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output.status.code().unwrap_or(exit::BAD_INPUT)
+    })
 }
 
 pub fn run(args: &BenchArgs) -> i32 {
@@ -70,64 +116,46 @@ pub fn run(args: &BenchArgs) -> i32 {
     };
     let out_dir = std::env::temp_dir().join(format!("rsmc-bench-{}", std::process::id()));
     let mut rows = Vec::new();
-    for Job {
-        config,
-        profile,
-        bug,
-    } in jobs(args)
-    {
-        {
-            eprintln!("rsmc bench: {config} ({profile}) …");
-            let mut cmd = Command::new(&exe);
-            cmd.args([
-                "check",
-                "--json",
-                "--config",
-                &config,
-                "--profile",
-                &profile,
-            ])
-            .arg("--out")
-            .arg(&out_dir);
-            if let Some(bug) = &bug {
-                cmd.args(["--bug", bug]);
-            }
-            if !args.liveness && !args.catalogue {
-                cmd.arg("--skip-liveness");
-            }
-            if let Some(t) = args.threads {
-                cmd.args(["--threads", &t.to_string()]);
-            }
-            let output = match cmd.output() {
-                Ok(o) => o,
-                Err(e) => {
-                    eprintln!("error: running rsmc check: {e}");
-                    return exit::BAD_INPUT;
-                }
+    for job in jobs(args) {
+        eprintln!("rsmc bench: {} ({}) …", job.config, job.profile);
+        let measured = measure(&exe, &job, args, &out_dir, false).and_then(|report| {
+            let without = if args.compare_reduction {
+                eprintln!(
+                    "rsmc bench: {} ({}) without the reduction …",
+                    job.config, job.profile
+                );
+                Some(measure(&exe, &job, args, &out_dir, true)?)
+            } else {
+                None
             };
-            let report: Value = match serde_json::from_slice(&output.stdout) {
-                Ok(v) => v,
-                Err(_) => {
-                    eprintln!(
-                        "error: rsmc check --config {config} --profile {profile} failed:\n{}",
-                        String::from_utf8_lossy(&output.stderr)
-                    );
-                    let _ = std::fs::remove_dir_all(&out_dir);
-                    return output.status.code().unwrap_or(exit::BAD_INPUT);
-                }
-            };
-            rows.push(Row {
-                config,
-                profile,
-                bug,
-                unique_states: report["unique_states"].as_u64().unwrap_or(0),
-                states: report["states"].as_u64().unwrap_or(0),
-                seconds: report["seconds"].as_f64().unwrap_or(0.0),
-                unique_per_second: report["unique_per_second"].as_f64().unwrap_or(0.0),
-                peak_memory_bytes: report["peak_memory_bytes"].as_u64(),
-                liveness_states: report["liveness_states"].as_u64(),
-            });
-        }
+            Ok((report, without))
+        });
+        let (report, without) = match measured {
+            Ok(m) => m,
+            Err(code) => {
+                let _ = std::fs::remove_dir_all(&out_dir);
+                return code;
+            }
+        };
+        let unique = report["unique_states"].as_u64().unwrap_or(0);
+        rows.push(Row {
+            config: job.config,
+            profile: job.profile,
+            bug: job.bug,
+            unique_states: unique,
+            states: report["states"].as_u64().unwrap_or(0),
+            seconds: report["seconds"].as_f64().unwrap_or(0.0),
+            unique_per_second: report["unique_per_second"].as_f64().unwrap_or(0.0),
+            peak_memory_bytes: report["peak_memory_bytes"].as_u64(),
+            liveness_states: report["liveness_states"].as_u64(),
+            unique_states_without_reduction: without
+                .as_ref()
+                .and_then(|w| w["unique_states"].as_u64()),
+            reduction_factor: without
+                .as_ref()
+                .and_then(|w| w["unique_states"].as_u64())
+                .map(|w| w as f64 / unique.max(1) as f64),
+        });
     }
     let _ = std::fs::remove_dir_all(&out_dir);
     if args.json {
@@ -164,22 +192,34 @@ fn print_table(rows: &[Row], args: &BenchArgs) {
         .unwrap_or(0)
         .max(13);
     println!(
-        "{:<width$} {:<9} {:>11} {:>11} {:>8} {:>9} {:>8}",
-        "configuration", "profile", "unique", "generated", "seconds", "unique/s", "peak MB"
+        "{:<width$} {:<9} {:>11} {:>11} {:>8} {:>9} {:>8} {:>9}",
+        "configuration",
+        "profile",
+        "unique",
+        "generated",
+        "seconds",
+        "unique/s",
+        "peak MB",
+        "reduction"
     );
     for r in rows {
         let peak = r
             .peak_memory_bytes
             .map_or("-".to_string(), |b| (b / 1_048_576).to_string());
+        let reduction = match (r.reduction_factor, r.unique_states_without_reduction) {
+            (Some(f), Some(w)) => format!("{f:.2}x of {w}"),
+            _ => "-".to_string(),
+        };
         println!(
-            "{:<width$} {:<9} {:>11} {:>11} {:>8.1} {:>9.0} {:>8}",
+            "{:<width$} {:<9} {:>11} {:>11} {:>8.1} {:>9.0} {:>8} {:>9}",
             label(r),
             r.profile,
             r.unique_states,
             r.states,
             r.seconds,
             r.unique_per_second,
-            peak
+            peak,
+            reduction
         );
     }
     let total: f64 = rows.iter().map(|r| r.seconds).sum();

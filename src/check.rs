@@ -92,6 +92,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    rsmc_spec::model::set_revision_renaming(!args.no_reduction);
     let mut model = RsModel::new(config, args.profile);
     if let Some(bug) = args.bug {
         model = model.with_bug(bug);

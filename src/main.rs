@@ -152,6 +152,10 @@ pub struct CheckArgs {
     /// state space a second time, keeping its graph).
     #[arg(long)]
     pub skip_liveness: bool,
+    /// Identify states literally, not up to their resource versions' values (explores many
+    /// more states; for measuring the reduction, see `rsmc bench --compare-reduction`).
+    #[arg(long)]
+    pub no_reduction: bool,
 }
 
 impl CheckArgs {
@@ -198,6 +202,10 @@ pub struct BenchArgs {
     /// Checker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Measure each configuration a second time with `rsmc check --no-reduction` and print
+    /// the reduction factor (unique states without / with).
+    #[arg(long)]
+    pub compare_reduction: bool,
     /// Print the measurements as JSON.
     #[arg(long)]
     pub json: bool,

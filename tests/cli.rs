@@ -335,7 +335,8 @@ fn check_with_a_bug_finds_it_and_says_how_to_open_it() {
 
 /// `rsmc bench` measures each configuration in its own `rsmc check` process and reports the
 /// states it explored (pinned: a change to the model's size shows here too) and its peak
-/// memory.
+/// memory, and with `--compare-reduction` how many more states a literal identification of
+/// states explores (both pinned).
 #[test]
 fn bench_reports_states_and_peak_memory() {
     let (code, out, err) = rsmc(&[
@@ -344,12 +345,15 @@ fn bench_reports_states_and_peak_memory() {
         "catalogue/no-expectations",
         "--profile",
         "k8s-1.20",
+        "--compare-reduction",
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
     let rows: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let row = &rows.as_array().unwrap()[0];
-    assert_eq!(row["unique_states"], 19_334, "{row}");
+    assert_eq!(row["unique_states"], 7_037, "{row}");
+    assert_eq!(row["unique_states_without_reduction"], 14_560, "{row}");
+    assert!(row["reduction_factor"].as_f64().unwrap() > 1.0, "{row}");
     assert!(
         row["peak_memory_bytes"].as_u64().unwrap() > 1_000_000,
         "{row}"

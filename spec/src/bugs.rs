@@ -36,6 +36,9 @@ pub enum Bug {
     IgnoreControllerRefRemoval,
     /// #22270: a scale-down delete that fails leaves its deletion expected forever.
     KeepExpectationOnFailedDelete,
+    /// #2210, #24946: ownership decided by the selector alone — a ReplicaSet takes a matching
+    /// pod that another ReplicaSet controls, and two with overlapping selectors fight.
+    StealControlledPods,
 }
 
 /// Whether upstream has fixed an entry.
@@ -125,7 +128,7 @@ impl Ingredient {
 }
 
 /// The catalogue, fixed entries first.
-pub const CATALOGUE: [Entry; 12] = [
+pub const CATALOGUE: [Entry; 13] = [
     Entry {
         name: "no-expectations",
         upstream: "#41675, #88851",
@@ -197,6 +200,18 @@ pub const CATALOGUE: [Entry; 12] = [
         fix: "pkg/controller/replicaset/replica_set.go manageReplicas (DeletionObserved when a delete fails)",
         needs: None,
         switch: Some(Bug::KeepExpectationOnFailedDelete),
+    },
+    Entry {
+        name: "steal-controlled-pods",
+        upstream: "#2210, #24946",
+        status: Status::Fixed,
+        summary: "before ControllerRef, a ReplicaSet took every pod its selector matched: two overlapping ReplicaSets pass a pod back and forth for ever",
+        property: CONVERGENCE,
+        config: "catalogue/steal-controlled-pods",
+        profile: Profile::K8s120,
+        fix: "pkg/controller/controller_ref_manager.go ClaimObject (a pod controlled by another UID is ignored)",
+        needs: None,
+        switch: Some(Bug::StealControlledPods),
     },
     Entry {
         name: "expectations-expiry",

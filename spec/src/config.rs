@@ -22,7 +22,11 @@ pub const PRESETS: [(&str, &str); 3] = [
 /// The bug catalogue's configurations (`spec/presets/catalogue/`), by the name `--config`
 /// takes: each is the smallest override of a preset whose ingredients let the model exhibit
 /// one catalogue entry, so `rsmc check --bug NAME` finds it in seconds.
-pub const CATALOGUE_CONFIGS: [(&str, &str); 11] = [
+pub const CATALOGUE_CONFIGS: [(&str, &str); 12] = [
+    (
+        "catalogue/steal-controlled-pods",
+        include_str!("../presets/catalogue/steal-controlled-pods.json"),
+    ),
     (
         "catalogue/no-expectations",
         include_str!("../presets/catalogue/no-expectations.json"),
@@ -159,6 +163,13 @@ pub struct InformerConfig {
     /// has seen a dependent) taking the shortest counterexample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_max_lag: Option<u32>,
+    /// Whether every watcher has delivered the `existsAtStart` objects before anything else
+    /// happens: the objects predate the controller manager, whose controllers start their
+    /// workers only once their caches have synced (replica_set.go `Run`,
+    /// `WaitForNamedCacheSync`). Off by default: the objects are then created just after the
+    /// controller manager started, and a sync may run before they reach its cache.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub start_synced: bool,
 }
 
 impl InformerConfig {

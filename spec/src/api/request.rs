@@ -45,6 +45,9 @@ pub enum OwnerRefPatch {
     /// `{"$patch":"delete","uid":…}` for each UID — `ReleasePod` and the GC's orphaning and
     /// dangling-reference removal.
     Remove(Vec<Uid>),
+    /// `[{"$patch":"delete","uid":from}, to]`: replace another controller's reference with
+    /// one's own in one patch. Only the catalogue's `steal-controlled-pods` sends it.
+    Take { from: Uid, to: OwnerReference },
 }
 
 /// One API request.
@@ -168,6 +171,11 @@ impl std::fmt::Display for Request {
                 OwnerRefPatch::Remove(uids) => write!(
                     f,
                     "PATCH pods/{name} remove ownerReferences uid={uids:?} (precondition uid={uid})"
+                ),
+                OwnerRefPatch::Take { from, to } => write!(
+                    f,
+                    "PATCH pods/{name} take: remove ownerReference uid={from}, controller=ReplicaSet/{} uid={} (precondition uid={uid})",
+                    to.name, to.uid
                 ),
             },
             Request::SetPodLabels { name, labels } => {

@@ -67,9 +67,18 @@ impl ApiServer {
             .count()
     }
 
-    /// Forget events at or below `position` (no one will deliver or rewind them any more).
-    pub fn prune(&mut self, position: Rv) {
-        self.log.retain(|e| e.rv > position);
+    /// Forget the events no one will deliver or rewind any more: those of each type at or
+    /// below the lowest position any watcher of that type still holds (`floor`). The types
+    /// are pruned separately: a cache of one type never reads the other's events, so pod
+    /// events are not kept alive by a ReplicaSet position that has nothing newer to deliver.
+    pub fn prune(&mut self, floor: impl Fn(Kind) -> Rv) {
+        let (rs, pods) = (floor(Kind::ReplicaSet), floor(Kind::Pod));
+        self.log.retain(|e| {
+            e.rv > match e.kind() {
+                Kind::ReplicaSet => rs,
+                Kind::Pod => pods,
+            }
+        });
     }
 
     fn commit(&mut self, name: &str, change: Change) -> Rv {
@@ -161,6 +170,10 @@ impl ApiServer {
                         None => refs.push(r.clone()),
                     },
                     OwnerRefPatch::Remove(uids) => refs.retain(|x| !uids.contains(&x.uid)),
+                    OwnerRefPatch::Take { from, to } => {
+                        refs.retain(|x| x.uid != *from && x.uid != to.uid);
+                        refs.push(to.clone());
+                    }
                 }
                 let errs = validation::pod_errors(&new);
                 if !errs.is_empty() {

@@ -35,6 +35,18 @@ pub fn decide(rs: &ReplicaSet, pod: &Pod) -> Claim {
     }
 }
 
+/// [bug steal-controlled-pods] Whether a ReplicaSet that decides ownership by its selector
+/// alone would take `pod` from the ReplicaSet that controls it: it matches and neither is
+/// being deleted. Upstream ignores such a pod (`ClaimObject`'s first case).
+pub fn takeable(rs: &ReplicaSet, pod: &Pod) -> bool {
+    pod.meta
+        .controller_ref()
+        .is_some_and(|r| r.uid != rs.meta.uid)
+        && rs.spec.selector.matches(&pod.meta.labels)
+        && !rs.meta.is_deleting()
+        && !pod.meta.is_deleting()
+}
+
 /// The outcome of the live recheck before the first adoption of a sync
 /// (`RecheckDeletionTimestamp` with a quorum GET of the ReplicaSet).
 pub fn recheck(cached: &ReplicaSet, live: Option<&ReplicaSet>) -> Result<(), String> {

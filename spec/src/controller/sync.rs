@@ -138,7 +138,14 @@ pub fn begin(
     let mut claimed = Vec::new();
     let mut ops = Vec::new();
     for pod in pods.values().filter(|p| p.is_active()) {
-        match claim::decide(rs, pod) {
+        let decision = match claim::decide(rs, pod) {
+            // [bug steal-controlled-pods] another controller's pod is adopted all the same.
+            Claim::Ignore if sem.has(Bug::StealControlledPods) && claim::takeable(rs, pod) => {
+                Claim::Adopt
+            }
+            decision => decision,
+        };
+        match decision {
             Claim::Keep => claimed.push(pod.meta.name.clone()),
             Claim::Ignore => {}
             decision => ops.push((pod.meta.name.clone(), decision)),
@@ -192,14 +199,23 @@ impl SyncTask {
                                 *next += 1;
                             }
                             Claim::Adopt => {
+                                let ours = OwnerReference::controller_of(
+                                    &view.rs.meta.name,
+                                    view.rs.meta.uid,
+                                );
+                                let patch = match pod.meta.controller_ref() {
+                                    // Only with the steal-controlled-pods switch.
+                                    Some(other) if other.uid != ours.uid => OwnerRefPatch::Take {
+                                        from: other.uid,
+                                        to: ours,
+                                    },
+                                    _ => OwnerRefPatch::Add(ours),
+                                };
                                 return Pending::Send(Request::PatchPodOwnerReferences {
                                     name,
                                     uid: pod.meta.uid,
-                                    patch: OwnerRefPatch::Add(OwnerReference::controller_of(
-                                        &view.rs.meta.name,
-                                        view.rs.meta.uid,
-                                    )),
-                                })
+                                    patch,
+                                });
                             }
                             _ => {
                                 return Pending::Send(Request::PatchPodOwnerReferences {

@@ -9,7 +9,7 @@
 
 use super::converged::converged;
 use super::fairness::{class_of, Class};
-use crate::model::{Action, RsModel, State};
+use crate::model::{Action, Ghost, RsModel, State};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, BuildHasherDefault, Hash};
 
@@ -35,9 +35,6 @@ pub struct Graph {
     pub parent: Vec<(Node, u16)>,
     /// Per node: whether it has converged (`super::converged`).
     pub converged: Vec<bool>,
-    /// Per node: whether a safety property was violated on the way to it. Such states have no
-    /// successors (the first violation is the finding) and are not judged for liveness.
-    pub violated: Vec<bool>,
     /// `edges[offsets[n]..offsets[n + 1]]` are node `n`'s system moves.
     pub offsets: Vec<u64>,
     pub edges: Vec<Edge>,
@@ -117,7 +114,6 @@ pub fn explore(
         seen.insert(fp, g.len() as Node);
         g.parent.push((Node::MAX, 0));
         g.converged.push(converged(&init));
-        g.violated.push(!init.ghost.violated.is_empty());
         queue.push_back(init);
     }
     g.offsets.push(0);
@@ -131,12 +127,15 @@ pub fn explore(
             level_end = g.len();
         }
         actions.clear();
-        stateright::Model::actions(model, &state, &mut actions);
+        model.moves(&state, &mut actions);
         for (i, action) in actions.drain(..).enumerate() {
             let class = class_of(&state, &action);
-            let Some(next) = stateright::Model::next_state(model, &state, action) else {
+            let Some(mut next) = stateright::Model::next_state(model, &state, action) else {
                 continue;
             };
+            // The ghost records serve the safety properties only; states that differ in them
+            // alone have the same future and the same convergence.
+            next.ghost = Ghost::default();
             let fp = fingerprint(&next);
             let to = match seen.get(&fp) {
                 Some(&to) => to,
@@ -148,7 +147,6 @@ pub fn explore(
                     seen.insert(fp, to);
                     g.parent.push((node, i as u16));
                     g.converged.push(converged(&next));
-                    g.violated.push(!next.ghost.violated.is_empty());
                     queue.push_back(next);
                     to
                 }
@@ -191,7 +189,7 @@ pub fn replay(model: &RsModel, indices: &[u16]) -> (Vec<State>, Vec<Action>) {
     for &i in indices {
         let last = states.last().expect("a state");
         actions.clear();
-        stateright::Model::actions(model, last, &mut actions);
+        model.moves(last, &mut actions);
         let action = actions
             .get(i as usize)
             .cloned()

@@ -87,8 +87,7 @@ struct Found {
 
 /// The violation closest to the initial state (breadth-first numbering), if any.
 fn find(g: &Graph) -> Option<Found> {
-    let stuck = (0..g.len() as Node)
-        .find(|&n| g.out(n).is_empty() && !g.converged[n as usize] && !g.violated[n as usize]);
+    let stuck = (0..g.len() as Node).find(|&n| g.out(n).is_empty() && !g.converged[n as usize]);
     let cycle = fair_unconverged_component(g);
     match (stuck, cycle) {
         (Some(s), Some(members)) if members[0] < s => Some(lasso(g, &members)),

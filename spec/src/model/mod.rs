@@ -3,6 +3,8 @@
 //! bounds.
 
 pub mod action;
+mod canonical;
+pub use canonical::set_revision_renaming;
 mod describe;
 mod enabled;
 pub mod properties;
@@ -61,8 +63,32 @@ impl RsModel {
     }
 
     /// The cluster the configuration starts from: objects marked `existsAtStart` have been
-    /// created, and no watcher has delivered anything yet. A scripted run starts empty.
+    /// created, and no watcher has delivered anything yet — unless `informer.startSynced`,
+    /// when every watcher has delivered them, through the same handlers as any delivery. A
+    /// scripted run starts empty.
     pub fn initial_state(&self) -> State {
+        let mut s = self.created_state();
+        if self.config.informer.start_synced {
+            let mut moves = Vec::new();
+            loop {
+                moves.clear();
+                self.enabled(&s, &mut moves);
+                let Some(deliver) = moves
+                    .drain(..)
+                    .find(|a| matches!(a, Action::Deliver { .. }))
+                else {
+                    break;
+                };
+                s = self
+                    .step(&s, &deliver)
+                    .expect("a delivery always has a successor");
+            }
+        }
+        s
+    }
+
+    /// The configuration's objects created; no watcher has delivered any of them.
+    fn created_state(&self) -> State {
         let mut api = ApiServer::default();
         let scripted = self.script.is_some();
         for decl in self.config.replicasets.iter().filter(|d| d.exists_at_start) {
@@ -122,6 +148,15 @@ impl RsModel {
     }
 }
 
+impl RsModel {
+    /// Every move enabled in `s`, also after a safety violation: the successor relation the
+    /// convergence check explores (a safety violation does not stop the cluster). The
+    /// safety checker's [`Model::actions`] stops at the first violation instead.
+    pub fn moves(&self, s: &State, out: &mut Vec<Action>) {
+        self.enabled(s, out);
+    }
+}
+
 impl Model for RsModel {
     type State = State;
     type Action = Action;
@@ -135,7 +170,7 @@ impl Model for RsModel {
     /// before their properties are checked.)
     fn actions(&self, state: &State, actions: &mut Vec<Action>) {
         if state.ghost.violated.is_empty() {
-            self.enabled(state, actions);
+            self.moves(state, actions);
         }
     }
 

@@ -37,10 +37,6 @@ impl Positions {
         }
     }
 
-    pub fn lowest(&self) -> Rv {
-        self.rs.min(self.pods)
-    }
-
     /// Whether these positions have caught up with `other` for both types.
     pub fn covers(&self, other: &Positions) -> bool {
         self.rs >= other.rs && self.pods >= other.pods
@@ -108,8 +104,9 @@ pub struct Ghost {
     pub counted: BTreeMap<Uid, BTreeSet<String>>,
 }
 
-/// The whole model state.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// The whole model state. Its `Hash` identifies states equal up to their revisions' values
+/// (see [`super::canonical`]).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct State {
     pub api: ApiServer,
     pub controllers: Vec<ControllerState>,
@@ -154,16 +151,15 @@ impl State {
             && within(self.gc, bound.gc_lag())
     }
 
-    /// Bring the state to its canonical form after a step: drop log entries no one needs,
+    /// Bring the state to its canonical form after a step: drop log entries no one needs (per
+    /// resource type),
     /// sort worker slots, forget ghost counts of ReplicaSets that are gone and selected pods
     /// that are gone.
     pub fn canonicalize(&mut self) {
-        let floor = self
-            .positions_in_use()
-            .map(|p| p.lowest())
-            .min()
-            .unwrap_or(self.api.rv);
-        self.api.prune(floor);
+        let in_use: Vec<Positions> = self.positions_in_use().collect();
+        let rv = self.api.rv;
+        self.api
+            .prune(|kind| in_use.iter().map(|p| p.get(kind)).min().unwrap_or(rv));
         for c in &mut self.controllers {
             c.canonicalize();
         }

@@ -1,0 +1,189 @@
+//! States equal up to their resource versions' values are one state.
+//!
+//! Every write takes the next revision, so a run that keeps writing never repeats a state
+//! literally: two ReplicaSets passing a pod back and forth forever would look like a state
+//! space without end, and a livelock could not be shown as a cycle. The model never does
+//! arithmetic with a revision beyond "the next one" and never compares one except for order
+//! and equality (informer positions against events, preconditions, the consistency store's
+//! recorded writes), so renaming every revision in a state by a bijection that keeps their
+//! order changes nothing about the state's future: the two states have the same runs, one
+//! revision for another. The checkers identify states by their hash (stateright's
+//! fingerprints, the liveness graph, trace validation), so [`State`]'s `Hash` hashes the
+//! state with its revisions renamed to `0, 1, 2, …` in order — a quotient by that renaming.
+//! The states themselves keep their real revisions, so traces read as the cluster's would.
+//!
+//! Zero stays zero: it means "none" (a precondition not sent, an informer that has delivered
+//! nothing) and is below every real revision.
+
+use super::state::{Positions, State};
+use crate::api::Change;
+use crate::object::{Meta, Rv};
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Whether states are identified up to revision renaming (on unless a measurement turns it
+/// off). Process-wide because `Hash` has no other way to learn it; `rsmc bench` measures
+/// with and without it in separate processes.
+static RENAMING: AtomicBool = AtomicBool::new(true);
+
+/// Identify states up to their revisions' values (`true`, the default) or literally.
+pub fn set_revision_renaming(on: bool) {
+    RENAMING.store(on, Ordering::Relaxed);
+}
+
+impl Hash for State {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let canonical = RENAMING
+            .load(Ordering::Relaxed)
+            .then(|| renamed(self))
+            .flatten();
+        match canonical {
+            Some(canonical) => canonical.hash_fields(h),
+            None => self.hash_fields(h),
+        }
+    }
+}
+
+impl State {
+    /// The derived hash of every field, revisions as they are.
+    fn hash_fields<H: Hasher>(&self, h: &mut H) {
+        self.api.hash(h);
+        self.controllers.hash(h);
+        self.gc.hash(h);
+        self.budget.hash(h);
+        self.ghost.hash(h);
+        self.script.hash(h);
+    }
+}
+
+/// `state` with its revisions renamed to consecutive numbers in order, or `None` when they
+/// already are.
+pub fn renamed(state: &State) -> Option<State> {
+    let mut used: Vec<Rv> = vec![0];
+    let mut copy = state.clone();
+    each_revision(&mut copy, &mut |rv| used.push(*rv));
+    used.sort_unstable();
+    used.dedup();
+    if used.last().copied() == Some(used.len() as Rv - 1) {
+        return None;
+    }
+    each_revision(&mut copy, &mut |rv| {
+        *rv = used
+            .binary_search(rv)
+            .expect("every revision was collected") as Rv;
+    });
+    Some(copy)
+}
+
+/// Visit every revision a state holds, in place. Objects are shared (`Arc`) with other states
+/// and log entries; one is copied only when `f` changes one of its revisions.
+///
+/// The list is complete by construction of the types that hold an `Rv`: the API server's
+/// counter, each object's `resourceVersion` and `deletionTimestamp` (live and in the log), the
+/// log's revisions, every informer position (controllers, in-flight syncs, the consistency
+/// store, the garbage collector) and the revision a status retry read.
+fn each_revision(s: &mut State, f: &mut dyn FnMut(&mut Rv)) {
+    let api = &mut s.api;
+    f(&mut api.rv);
+    for rs in api.replicasets.values_mut() {
+        object(rs, |r| &r.meta, |r| &mut r.meta, f);
+    }
+    for pod in api.pods.values_mut() {
+        object(pod, |p| &p.meta, |p| &mut p.meta, f);
+    }
+    for event in &mut api.log {
+        f(&mut event.rv);
+        match &mut event.change {
+            Change::ReplicaSet { before, after } => {
+                for rs in [before, after].into_iter().flatten() {
+                    object(rs, |r| &r.meta, |r| &mut r.meta, f);
+                }
+            }
+            Change::Pod { before, after } => {
+                for pod in [before, after].into_iter().flatten() {
+                    object(pod, |p| &p.meta, |p| &mut p.meta, f);
+                }
+            }
+        }
+    }
+    for c in &mut s.controllers {
+        positions(&mut c.seen, f);
+        for p in c.written.values_mut() {
+            positions(p, f);
+        }
+        for task in c.workers.iter_mut().flatten() {
+            f(&mut task.read_at.0);
+            f(&mut task.read_at.1);
+            if let crate::controller::sync::Phase::Status {
+                fresh_rv: Some(rv), ..
+            } = &mut task.phase
+            {
+                f(rv);
+            }
+        }
+    }
+    positions(&mut s.gc, f);
+}
+
+fn positions(p: &mut Positions, f: &mut dyn FnMut(&mut Rv)) {
+    f(&mut p.rs);
+    f(&mut p.pods);
+}
+
+/// An object's two revisions; the object is copied only if one changes.
+fn object<T: Clone>(
+    obj: &mut Arc<T>,
+    meta: impl Fn(&T) -> &Meta,
+    meta_mut: impl Fn(&mut T) -> &mut Meta,
+    f: &mut dyn FnMut(&mut Rv),
+) {
+    let m = meta(obj);
+    let (mut rv, mut deleting) = (m.resource_version, m.deletion_timestamp);
+    f(&mut rv);
+    if let Some(d) = &mut deleting {
+        f(d);
+    }
+    if (rv, deleting) != (m.resource_version, m.deletion_timestamp) {
+        let m = meta_mut(Arc::make_mut(obj));
+        m.resource_version = rv;
+        m.deletion_timestamp = deleting;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::model::RsModel;
+    use stateright::Model;
+
+    fn fingerprint(s: &State) -> u64 {
+        crate::liveness::graph::fingerprint(s)
+    }
+
+    /// A state after some writes, and the same state with every revision moved up by a gap
+    /// that keeps their order: one state to the checkers.
+    #[test]
+    fn states_differing_only_in_revision_values_are_one() {
+        let model = RsModel::new(
+            Config::load("small").unwrap(),
+            crate::profile::Profile::K8s120,
+        );
+        let mut s = model.init_states().remove(0);
+        for _ in 0..6 {
+            let mut actions = Vec::new();
+            model.actions(&s, &mut actions);
+            s = model.next_state(&s, actions.remove(0)).unwrap();
+        }
+        assert!(s.api.rv > 0, "some writes were made");
+        let mut shifted = s.clone();
+        each_revision(&mut shifted, &mut |rv| {
+            if *rv > 0 {
+                *rv = *rv * 3 + 7;
+            }
+        });
+        assert_ne!(shifted, s);
+        assert_eq!(fingerprint(&shifted), fingerprint(&s));
+    }
+}
