@@ -17,6 +17,11 @@ struct Job {
     config: String,
     profile: String,
     bug: Option<String>,
+    /// Whether the convergence search runs too: with `--liveness`, and for a catalogue entry
+    /// whose counterexample is a convergence one (the others are found by the safety search;
+    /// the convergence search goes on past safety violations and would measure the size of
+    /// a broken cluster's state space, not the time to the counterexample).
+    liveness: bool,
 }
 
 /// What to measure: every configuration in every profile, or with `--catalogue` each
@@ -29,6 +34,7 @@ fn jobs(args: &BenchArgs) -> Vec<Job> {
                 config: e.config.to_string(),
                 profile: e.profile.name().to_string(),
                 bug: e.switch.map(|_| e.name.to_string()),
+                liveness: args.liveness || e.property == rsmc_spec::liveness::CONVERGENCE,
             })
             .collect();
     }
@@ -39,6 +45,7 @@ fn jobs(args: &BenchArgs) -> Vec<Job> {
                 config: config.clone(),
                 profile: profile.clone(),
                 bug: None,
+                liveness: args.liveness,
             });
         }
     }
@@ -58,10 +65,22 @@ struct Row {
     peak_memory_bytes: Option<u64>,
     /// States the convergence search kept (when it ran).
     liveness_states: Option<u64>,
-    /// With `--compare-reduction`: unique states when states are identified literally, not
-    /// up to their revisions' values, and how many times more that is.
+    /// With `--compare-reduction`: unique states when states are identified literally (not
+    /// up to revision values nor pod renaming), and how many times more that is.
     unique_states_without_reduction: Option<u64>,
     reduction_factor: Option<f64>,
+    /// With `--compare-reduction`: unique states up to revision values only (the pod symmetry
+    /// off), and how many times more that is: the symmetry's own share.
+    unique_states_without_symmetry: Option<u64>,
+    symmetry_factor: Option<f64>,
+}
+
+/// The reduction a measurement runs with (`rsmc check` flags).
+#[derive(Clone, Copy)]
+enum Measured {
+    Full,
+    WithoutSymmetry,
+    WithoutReduction,
 }
 
 /// Run one `rsmc check --json` and read its report.
@@ -70,12 +89,13 @@ fn measure(
     job: &Job,
     args: &BenchArgs,
     out_dir: &std::path::Path,
-    no_reduction: bool,
+    reduction: Measured,
 ) -> Result<Value, i32> {
     let Job {
         config,
         profile,
         bug,
+        liveness,
     } = job;
     let mut cmd = Command::new(exe);
     cmd.args(["check", "--json", "--config", config, "--profile", profile])
@@ -84,11 +104,17 @@ fn measure(
     if let Some(bug) = bug {
         cmd.args(["--bug", bug]);
     }
-    if !args.liveness && !args.catalogue {
+    if !liveness {
         cmd.arg("--skip-liveness");
     }
-    if no_reduction {
-        cmd.arg("--no-reduction");
+    match reduction {
+        Measured::Full => {}
+        Measured::WithoutSymmetry => {
+            cmd.arg("--no-symmetry");
+        }
+        Measured::WithoutReduction => {
+            cmd.arg("--no-reduction");
+        }
     }
     if let Some(t) = args.threads {
         cmd.args(["--threads", &t.to_string()]);
@@ -118,19 +144,20 @@ pub fn run(args: &BenchArgs) -> i32 {
     let mut rows = Vec::new();
     for job in jobs(args) {
         eprintln!("rsmc bench: {} ({}) …", job.config, job.profile);
-        let measured = measure(&exe, &job, args, &out_dir, false).and_then(|report| {
-            let without = if args.compare_reduction {
-                eprintln!(
-                    "rsmc bench: {} ({}) without the reduction …",
-                    job.config, job.profile
-                );
-                Some(measure(&exe, &job, args, &out_dir, true)?)
-            } else {
-                None
-            };
-            Ok((report, without))
+        let compare = |reduction: Measured, what: &str| -> Result<Option<u64>, i32> {
+            if !args.compare_reduction {
+                return Ok(None);
+            }
+            eprintln!("rsmc bench: {} ({}) {what} …", job.config, job.profile);
+            let report = measure(&exe, &job, args, &out_dir, reduction)?;
+            Ok(report["unique_states"].as_u64())
+        };
+        let measured = measure(&exe, &job, args, &out_dir, Measured::Full).and_then(|report| {
+            let without_symmetry = compare(Measured::WithoutSymmetry, "without the pod symmetry")?;
+            let without = compare(Measured::WithoutReduction, "without any reduction")?;
+            Ok((report, without_symmetry, without))
         });
-        let (report, without) = match measured {
+        let (report, without_symmetry, without) = match measured {
             Ok(m) => m,
             Err(code) => {
                 let _ = std::fs::remove_dir_all(&out_dir);
@@ -148,13 +175,10 @@ pub fn run(args: &BenchArgs) -> i32 {
             unique_per_second: report["unique_per_second"].as_f64().unwrap_or(0.0),
             peak_memory_bytes: report["peak_memory_bytes"].as_u64(),
             liveness_states: report["liveness_states"].as_u64(),
-            unique_states_without_reduction: without
-                .as_ref()
-                .and_then(|w| w["unique_states"].as_u64()),
-            reduction_factor: without
-                .as_ref()
-                .and_then(|w| w["unique_states"].as_u64())
-                .map(|w| w as f64 / unique.max(1) as f64),
+            unique_states_without_reduction: without,
+            reduction_factor: without.map(|w| w as f64 / unique.max(1) as f64),
+            unique_states_without_symmetry: without_symmetry,
+            symmetry_factor: without_symmetry.map(|w| w as f64 / unique.max(1) as f64),
         });
     }
     let _ = std::fs::remove_dir_all(&out_dir);
@@ -175,8 +199,10 @@ fn print_table(rows: &[Row], args: &BenchArgs) {
     println!(
         "rsmc bench: {threads} checker threads on {cores} cores, {}; {}",
         machine_memory(),
-        if args.liveness || args.catalogue {
-            "safety and convergence"
+        if args.liveness {
+            "safety and convergence searches"
+        } else if args.catalogue {
+            "safety search, and the convergence search for convergence entries"
         } else {
             "safety search only (--liveness adds the convergence search)"
         }
@@ -192,26 +218,27 @@ fn print_table(rows: &[Row], args: &BenchArgs) {
         .unwrap_or(0)
         .max(13);
     println!(
-        "{:<width$} {:<9} {:>11} {:>11} {:>8} {:>9} {:>8} {:>9}",
-        "configuration",
-        "profile",
-        "unique",
-        "generated",
-        "seconds",
-        "unique/s",
-        "peak MB",
-        "reduction"
+        "{:<width$} {:<9} {:>11} {:>11} {:>8} {:>9} {:>8}  reduction (pod symmetry alone)",
+        "configuration", "profile", "unique", "generated", "seconds", "unique/s", "peak MB",
     );
     for r in rows {
         let peak = r
             .peak_memory_bytes
             .map_or("-".to_string(), |b| (b / 1_048_576).to_string());
-        let reduction = match (r.reduction_factor, r.unique_states_without_reduction) {
+        let factor = |f: Option<f64>, w: Option<u64>| match (f, w) {
             (Some(f), Some(w)) => format!("{f:.2}x of {w}"),
             _ => "-".to_string(),
         };
+        let reduction = match r.reduction_factor {
+            Some(_) => format!(
+                "{} ({})",
+                factor(r.reduction_factor, r.unique_states_without_reduction),
+                factor(r.symmetry_factor, r.unique_states_without_symmetry)
+            ),
+            None => "-".to_string(),
+        };
         println!(
-            "{:<width$} {:<9} {:>11} {:>11} {:>8.1} {:>9.0} {:>8} {:>9}",
+            "{:<width$} {:<9} {:>11} {:>11} {:>8.1} {:>9.0} {:>8}  {}",
             label(r),
             r.profile,
             r.unique_states,

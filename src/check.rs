@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rsmc_oracle::trace::Trace;
 use rsmc_spec::config::Config;
 use rsmc_spec::liveness;
-use rsmc_spec::model::{Action, RsModel, State};
+use rsmc_spec::model::{set_reduction, Action, RsModel, State};
 use serde::Serialize;
 use stateright::{Checker, Expectation, Model};
 use std::io::IsTerminal;
@@ -71,7 +71,7 @@ struct Report {
     max_depth: usize,
     seconds: f64,
     unique_per_second: f64,
-    /// States the liveness search explored (its own exhaustive search, not reduced).
+    /// States the liveness search explored (its own search, reduced up to revisions only).
     liveness_states: Option<usize>,
     /// The process's peak resident memory (Linux `VmHWM`), when known.
     peak_memory_bytes: Option<u64>,
@@ -92,7 +92,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    rsmc_spec::model::set_revision_renaming(!args.no_reduction);
+    set_reduction(args.reduction());
     let mut model = RsModel::new(config, args.profile);
     if let Some(bug) = args.bug {
         model = model.with_bug(bug);

@@ -152,13 +152,30 @@ pub struct CheckArgs {
     /// state space a second time, keeping its graph).
     #[arg(long)]
     pub skip_liveness: bool,
-    /// Identify states literally, not up to their resource versions' values (explores many
-    /// more states; for measuring the reduction, see `rsmc bench --compare-reduction`).
+    /// Identify states literally, not up to their resource versions' values nor up to which
+    /// generated pod is which (explores many more states; for measuring the reduction, see
+    /// `rsmc bench --compare-reduction`).
     #[arg(long)]
     pub no_reduction: bool,
+    /// Identify states up to their resource versions' values but not up to which generated
+    /// pod is which (the pod symmetry off; for measuring it).
+    #[arg(long, conflicts_with = "no_reduction")]
+    pub no_symmetry: bool,
 }
 
 impl CheckArgs {
+    /// How states are identified, from `--no-reduction` and `--no-symmetry`.
+    pub fn reduction(&self) -> rsmc_spec::model::Reduction {
+        use rsmc_spec::model::Reduction;
+        if self.no_reduction {
+            Reduction::None
+        } else if self.no_symmetry {
+            Reduction::Revisions
+        } else {
+            Reduction::RevisionsAndPods
+        }
+    }
+
     /// The configuration to check: `--config`, else the bug's preset, else `default`.
     pub fn config_name(&self) -> String {
         config_name(self.config.as_deref(), self.bug)

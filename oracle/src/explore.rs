@@ -7,7 +7,7 @@
 //! back the reachable states themselves, which is what the oracle needs, so this is a plain
 //! breadth-first search over the same [`stateright::Model`].
 
-use rsmc_spec::model::{RsModel, State};
+use rsmc_spec::model::{RsModel, State, UpToRevisions};
 use stateright::Model;
 use std::collections::{HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash};
@@ -54,7 +54,7 @@ pub fn outcomes(
     let mut queue: VecDeque<State> = starts.iter().cloned().collect();
     let mut found = Vec::new();
     while let Some(s) = queue.pop_front() {
-        if !seen.insert(fingerprint(&s)) {
+        if !seen.insert(fingerprint(&UpToRevisions(&s))) {
             continue;
         }
         if seen.len() > limit {

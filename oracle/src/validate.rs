@@ -18,7 +18,7 @@
 use crate::binding::{invisible, model_event_object, same_write, Binding};
 use crate::explore::{fingerprint, successors, TooLarge};
 use crate::observed::{Event, EventType, Object, Snapshot};
-use rsmc_spec::model::{Action, RsModel, State};
+use rsmc_spec::model::{Action, RsModel, State, UpToRevisions};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
 /// What the search needs to know about the scenario.
@@ -210,7 +210,7 @@ pub fn validate(segment: &Segment, starts: &[(State, Binding)]) -> Result<Valida
     let mut allowed: Vec<String> = Vec::new();
     let mut could_settle = false;
     while let Some((s, i, b, deferred)) = queue.pop_front() {
-        if !seen.insert(fingerprint(&(&s, i, &b, &deferred))) {
+        if !seen.insert(fingerprint(&(UpToRevisions(&s), i, &b, &deferred))) {
             continue;
         }
         if seen.len() > segment.limit {

@@ -347,6 +347,16 @@ impl Config {
                     format!("{:?} is not a DNS-1123 subdomain", pod.name),
                 );
             }
+            if crate::api::names::looks_generated(&pod.name) {
+                return fail(
+                    format!("pods[{i}].name"),
+                    format!(
+                        "{:?} looks like a name the API server generates (a prefix ending in '-' and five of {:?}); bare pods need names that cannot be mistaken for a ReplicaSet's pods",
+                        pod.name,
+                        std::str::from_utf8(crate::api::names::ALPHABET).expect("ASCII")
+                    ),
+                );
+            }
             if self.pods[..i].iter().any(|o| o.name == pod.name) {
                 return fail(
                     format!("pods[{i}].name"),

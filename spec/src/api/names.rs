@@ -26,6 +26,18 @@ pub fn generate(prefix: &str, uid: u32) -> String {
     format!("{prefix}{}", suffix_for(uid))
 }
 
+/// Whether `name` has the shape of a generated name: a prefix ending in `-` and a suffix of
+/// [`SUFFIX_LEN`] characters of [`ALPHABET`]. Bare pods may not have such names (the
+/// configuration rejects them), so the model can tell its generated pods by name alone.
+pub fn looks_generated(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    bytes.len() > SUFFIX_LEN + 1
+        && bytes[bytes.len() - SUFFIX_LEN - 1] == b'-'
+        && bytes[bytes.len() - SUFFIX_LEN..]
+            .iter()
+            .all(|c| ALPHABET.contains(c))
+}
+
 /// Whether `name` is a valid DNS-1123 subdomain (apimachinery pkg/util/validation
 /// `IsDNS1123Subdomain`): lower-case alphanumerics, '-' and '.', starting and ending
 /// alphanumeric, at most 253 characters.
@@ -52,6 +64,17 @@ mod tests {
         assert!(a["frontend-".len()..]
             .bytes()
             .all(|c| ALPHABET.contains(&c)));
+    }
+
+    #[test]
+    fn generated_names_are_recognised_and_bare_ones_not() {
+        assert!(looks_generated(&generate("frontend-", 7)));
+        assert!(!looks_generated("pod1"));
+        assert!(
+            !looks_generated("frontend-abcde"),
+            "vowels are not in the alphabet"
+        );
+        assert!(!looks_generated("-bcdfg"));
     }
 
     #[test]

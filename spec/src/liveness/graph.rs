@@ -9,7 +9,7 @@
 
 use super::converged::converged;
 use super::fairness::{class_of, Class};
-use crate::model::{Action, Ghost, RsModel, State};
+use crate::model::{Action, Ghost, RsModel, State, UpToRevisions};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, BuildHasherDefault, Hash};
 
@@ -107,7 +107,7 @@ pub fn explore(
     let mut classes: HashMap<Class, u32> = HashMap::new();
     let mut queue: VecDeque<State> = VecDeque::new();
     for init in stateright::Model::init_states(model) {
-        let fp = fingerprint(&init);
+        let fp = fingerprint(&UpToRevisions(&init));
         if seen.contains_key(&fp) {
             continue;
         }
@@ -136,7 +136,7 @@ pub fn explore(
             // The ghost records serve the safety properties only; states that differ in them
             // alone have the same future and the same convergence.
             next.ghost = Ghost::default();
-            let fp = fingerprint(&next);
+            let fp = fingerprint(&UpToRevisions(&next));
             let to = match seen.get(&fp) {
                 Some(&to) => to,
                 None => {

@@ -8,41 +8,85 @@
 //! recorded writes), so renaming every revision in a state by a bijection that keeps their
 //! order changes nothing about the state's future: the two states have the same runs, one
 //! revision for another. The checkers identify states by their hash (stateright's
-//! fingerprints, the liveness graph, trace validation), so [`State`]'s `Hash` hashes the
-//! state with its revisions renamed to `0, 1, 2, …` in order — a quotient by that renaming.
-//! The states themselves keep their real revisions, so traces read as the cluster's would.
+//! fingerprints, the liveness graph, trace validation), so they hash the state with its
+//! revisions renamed to `0, 1, 2, …` in order — a quotient by that renaming. The safety
+//! search goes further and also identifies states up to which generated pod is which
+//! ([`super::symmetry`]); the searches that keep pod names in their own bookkeeping hash
+//! [`UpToRevisions`]. The states themselves keep their real revisions and names, so traces
+//! read as the cluster's would.
 //!
 //! Zero stays zero: it means "none" (a precondition not sent, an informer that has delivered
 //! nothing) and is below every real revision.
 
 use super::state::{Positions, State};
+use super::symmetry;
 use crate::api::Change;
 use crate::object::{Meta, Rv};
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-/// Whether states are identified up to revision renaming (on unless a measurement turns it
-/// off). Process-wide because `Hash` has no other way to learn it; `rsmc bench` measures
-/// with and without it in separate processes.
-static RENAMING: AtomicBool = AtomicBool::new(true);
-
-/// Identify states up to their revisions' values (`true`, the default) or literally.
-pub fn set_revision_renaming(on: bool) {
-    RENAMING.store(on, Ordering::Relaxed);
+/// How far the checkers' state identity is reduced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reduction {
+    /// States are identified literally.
+    None = 0,
+    /// Up to the values of their revisions.
+    Revisions = 1,
+    /// Up to revisions and up to which generated pod is which ([`super::symmetry`]).
+    RevisionsAndPods = 2,
 }
 
+/// The reduction in force (full unless a measurement turns it down). Process-wide because
+/// `Hash` has no other way to learn it; `rsmc bench` measures each setting in its own
+/// process.
+static REDUCTION: AtomicU8 = AtomicU8::new(Reduction::RevisionsAndPods as u8);
+
+/// Set how states are identified: a measurement's switch, set once before a search.
+pub fn set_reduction(r: Reduction) {
+    REDUCTION.store(r as u8, Ordering::Relaxed);
+}
+
+fn reduction() -> Reduction {
+    match REDUCTION.load(Ordering::Relaxed) {
+        0 => Reduction::None,
+        1 => Reduction::Revisions,
+        _ => Reduction::RevisionsAndPods,
+    }
+}
+
+/// A state's `Hash` is the full reduction in force: that is what the safety search (stateright)
+/// identifies states by.
 impl Hash for State {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        let canonical = RENAMING
-            .load(Ordering::Relaxed)
-            .then(|| renamed(self))
-            .flatten();
-        match canonical {
-            Some(canonical) => canonical.hash_fields(h),
-            None => self.hash_fields(h),
-        }
+        hash_reduced(self, reduction(), h);
     }
+}
+
+/// A state hashed up to its revisions only, never up to pod renaming: for the searches whose
+/// bookkeeping names pods — the liveness search (its fairness classes name the pod a garbage
+/// collector item works on) and the oracle (its bindings of a cluster's pod names to the
+/// model's). Merging two states with pods swapped would mix up what those names refer to.
+pub struct UpToRevisions<'a>(pub &'a State);
+
+impl Hash for UpToRevisions<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        hash_reduced(self.0, reduction().min(Reduction::Revisions), h);
+    }
+}
+
+fn hash_reduced<H: Hasher>(state: &State, level: Reduction, h: &mut H) {
+    if level == Reduction::None {
+        return state.hash_fields(h);
+    }
+    let revisions = renamed(state);
+    let base = revisions.as_ref().unwrap_or(state);
+    let pods = if level == Reduction::RevisionsAndPods {
+        symmetry::renamed(base)
+    } else {
+        None
+    };
+    pods.as_ref().unwrap_or(base).hash_fields(h)
 }
 
 impl State {

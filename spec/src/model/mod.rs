@@ -4,7 +4,7 @@
 
 pub mod action;
 mod canonical;
-pub use canonical::set_revision_renaming;
+pub use canonical::{set_reduction, Reduction, UpToRevisions};
 mod describe;
 mod enabled;
 pub mod properties;
@@ -12,6 +12,7 @@ pub mod script;
 pub mod state;
 mod step;
 mod svg;
+mod symmetry;
 
 pub use action::{Action, Watcher};
 pub use script::{PodAction, PodSelection, PodSet, Script, ScriptPos, ScriptStep};

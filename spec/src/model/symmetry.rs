@@ -1,0 +1,340 @@
+//! Pods with generated names are interchangeable: states equal up to which of them is which
+//! are one state to the safety search.
+//!
+//! A ReplicaSet's pods are made from one template and named by the API server
+//! (`generateName`); nothing the controller, the garbage collector or the environment does
+//! depends on which of them carries which name or UID, only on what each one is (labels,
+//! owner, phase, node, revisions) — every choice among them is explored in every order (the
+//! ranking's ties, the claim order, the order of parallel deletes, which pod a user acts
+//! on), and names and UIDs are only ever compared for equality. So renaming them by any
+//! bijection maps runs to runs and keeps every property, which mentions no pod by name. When
+//! two pods of frontend exist and the user marks one of them ready, the two ways of doing so
+//! lead to one state here.
+//!
+//! The representative: pods are put in an order that does not depend on their identities —
+//! live pods by their `resourceVersion`, then pods only the watch log still holds by their
+//! last event's revision (every write has its own revision, so that order is total) — and
+//! the `i`-th is renamed to `<prefix>#i` with UID `u32::MAX - i`. `#` is not a character of
+//! any real name, so a new name can never meet an old one. A name that only the controller's
+//! memory still holds (an expected deletion, a pod a sync claimed) belongs to no object and
+//! keeps its name: the renaming stays a bijection, it merely merges fewer states.
+//!
+//! What this does not merge: pods also differ by their revisions, and revisions keep their
+//! order ([`super::canonical`]). Marking the older or the newer of two fresh pods ready are
+//! two states as long as some revision in the state (an informer's position, an old object
+//! in the log) still tells which was created first.
+//!
+//! Bare pods (named in the configuration) are not renamed: the environment creates them by
+//! name, so their names mean something.
+//!
+//! The liveness search and the oracle do not use this quotient (see [`super::canonical`]):
+//! their fairness classes and name bindings hold pod names.
+
+use super::state::State;
+use crate::api::names::{looks_generated, SUFFIX_LEN};
+use crate::api::Change;
+use crate::controller::sync::Phase;
+use crate::object::{Pod, Rv, Uid};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// The renaming of a state's generated pods, by old name and by old UID.
+#[derive(Default)]
+struct Renaming {
+    by_name: BTreeMap<String, String>,
+    by_uid: BTreeMap<Uid, Uid>,
+}
+
+impl Renaming {
+    /// Identity-free positions of every generated pod the state holds an object of.
+    fn of(state: &State) -> Renaming {
+        // Per name: (0, live revision) or (1, last log revision), the smaller kept.
+        let mut order: BTreeMap<&str, ((u8, Rv), &Pod)> = BTreeMap::new();
+        for pod in state.api.pods.values() {
+            if pod.meta.generate_name.is_some() {
+                order.insert(&pod.meta.name, ((0, pod.meta.resource_version), pod));
+            }
+        }
+        for event in &state.api.log {
+            let Change::Pod { before, after } = &event.change else {
+                continue;
+            };
+            for pod in [before, after].into_iter().flatten() {
+                if pod.meta.generate_name.is_none() {
+                    continue;
+                }
+                let key = (1, event.rv);
+                order
+                    .entry(&pod.meta.name)
+                    .and_modify(|(k, _)| {
+                        if k.0 == 1 && key > *k {
+                            *k = key;
+                        }
+                    })
+                    .or_insert((key, pod));
+            }
+        }
+        let mut pods: Vec<((u8, Rv), &Pod)> = order.into_values().collect();
+        pods.sort_by_key(|(key, _)| *key);
+        let mut renaming = Renaming::default();
+        let mut next = 0u32;
+        for (_, pod) in pods {
+            let prefix = pod.meta.generate_name.as_deref().unwrap_or_default();
+            renaming.by_uid.insert(pod.meta.uid, u32::MAX - next);
+            renaming
+                .by_name
+                .insert(pod.meta.name.clone(), format!("{prefix}#{next}"));
+            next += 1;
+        }
+        renaming.gone(state, next);
+        renaming
+    }
+
+    /// Pods that are gone for good but still remembered: a name in an expected deletion or
+    /// in a status write's count, a UID in an orphan promise, with no object left in the
+    /// API server or its log. A generated name or UID is never handed out twice, so such a
+    /// pod can never be met again; only where it is remembered tells it apart. They are
+    /// ordered by those places (which name no pod), so two remembered in exactly the same
+    /// places are interchangeable and either order gives the same representative.
+    fn gone(&mut self, state: &State, mut next: u32) {
+        type Places<'a> = Vec<(u8, u64, &'a str)>;
+        let mut names: BTreeMap<&str, Places> = BTreeMap::new();
+        let mut uids: BTreeMap<Uid, Places> = BTreeMap::new();
+        for (c, controller) in state.controllers.iter().enumerate() {
+            for (key, e) in &controller.expectations.0 {
+                for name in &e.deleting {
+                    names.entry(name).or_default().push((0, c as u64, key));
+                }
+            }
+        }
+        for (owner, counted) in &state.ghost.counted {
+            for name in counted {
+                names.entry(name).or_default().push((1, *owner as u64, ""));
+            }
+        }
+        for (owner, pod) in &state.ghost.orphan_promises {
+            uids.entry(*pod).or_default().push((2, *owner as u64, ""));
+        }
+        let mut gone_names: Vec<(Places, &str)> = names
+            .into_iter()
+            .filter(|(name, _)| looks_generated(name) && !self.by_name.contains_key(*name))
+            .map(|(name, places)| (places, name))
+            .collect();
+        gone_names.sort();
+        for (_, name) in gone_names {
+            let prefix = &name[..name.len() - SUFFIX_LEN];
+            self.by_name
+                .insert(name.to_string(), format!("{prefix}#{next}"));
+            next += 1;
+        }
+        let mut gone_uids: Vec<(Places, Uid)> = uids
+            .into_iter()
+            .filter(|(uid, _)| !held_uids(state).any(|held| held == *uid))
+            .map(|(uid, places)| (places, uid))
+            .collect();
+        gone_uids.sort();
+        for (_, uid) in gone_uids {
+            self.by_uid.insert(uid, u32::MAX - next);
+            next += 1;
+        }
+    }
+
+    fn name(&self, name: &mut String) {
+        if let Some(new) = self.by_name.get(name.as_str()) {
+            name.clone_from(new);
+        }
+    }
+
+    fn names(&self, names: &mut BTreeSet<String>) {
+        *names = std::mem::take(names)
+            .into_iter()
+            .map(|mut n| {
+                self.name(&mut n);
+                n
+            })
+            .collect();
+    }
+
+    fn uid(&self, uid: &mut Uid) {
+        if let Some(new) = self.by_uid.get(uid) {
+            *uid = *new;
+        }
+    }
+
+    fn pod(&self, pod: &mut Arc<Pod>) {
+        if self.by_name.contains_key(&pod.meta.name) {
+            let meta = &mut Arc::make_mut(pod).meta;
+            self.name(&mut meta.name);
+            self.uid(&mut meta.uid);
+        }
+    }
+}
+
+/// The UIDs of every pod object the API server or its log holds.
+fn held_uids(state: &State) -> impl Iterator<Item = Uid> + '_ {
+    let logged = state.api.log.iter().flat_map(|e| match &e.change {
+        Change::Pod { before, after } => [before, after],
+        Change::ReplicaSet { .. } => [&None, &None],
+    });
+    state
+        .api
+        .pods
+        .values()
+        .chain(logged.flatten())
+        .map(|p| p.meta.uid)
+}
+
+/// `state` with its generated pods renamed to the representative identities, or `None` when
+/// it has none.
+pub fn renamed(state: &State) -> Option<State> {
+    let renaming = Renaming::of(state);
+    if renaming.by_name.is_empty() && renaming.by_uid.is_empty() {
+        return None;
+    }
+    Some(renaming.apply(state))
+}
+
+impl Renaming {
+    /// `state` with every generated pod's name and UID replaced by this renaming, wherever
+    /// the state holds one; containers that are sets in some order are put back in order.
+    fn apply(&self, state: &State) -> State {
+        let renaming = self;
+        let mut s = state.clone();
+        let pods = std::mem::take(&mut s.api.pods);
+        for (mut name, mut pod) in pods {
+            renaming.name(&mut name);
+            renaming.pod(&mut pod);
+            s.api.pods.insert(name, pod);
+        }
+        for event in &mut s.api.log {
+            if let Change::Pod { before, after } = &mut event.change {
+                renaming.name(&mut event.name);
+                for pod in [before, after].into_iter().flatten() {
+                    renaming.pod(pod);
+                }
+            }
+        }
+        for c in &mut s.controllers {
+            for e in c.expectations.0.values_mut() {
+                renaming.names(&mut e.deleting);
+            }
+            for task in c.workers.iter_mut().flatten() {
+                task.claimed.iter_mut().for_each(|n| renaming.name(n));
+                task.claimed.sort();
+                match &mut task.phase {
+                    Phase::Claim { ops, ordered, .. } => {
+                        ops.iter_mut().for_each(|(n, _)| renaming.name(n));
+                        // Before the executor picks an order, the list is a set in name order.
+                        if !*ordered {
+                            ops.sort_by(|a, b| a.0.cmp(&b.0));
+                        }
+                    }
+                    Phase::Delete { victims, .. } => {
+                        victims.iter_mut().for_each(|n| renaming.name(n))
+                    }
+                    _ => {}
+                }
+            }
+            c.canonicalize();
+        }
+        s.ghost.orphan_promises = std::mem::take(&mut s.ghost.orphan_promises)
+            .into_iter()
+            .map(|(owner, mut pod)| {
+                renaming.uid(&mut pod);
+                (owner, pod)
+            })
+            .collect();
+        for counted in s.ghost.counted.values_mut() {
+            renaming.names(counted);
+        }
+        if let Some(selected) = &mut s.script.selected {
+            renaming.names(&mut selected.pods);
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::canonical::UpToRevisions;
+    use super::super::{Action, RsModel};
+    use super::*;
+    use crate::config::Config;
+    use crate::liveness::graph::fingerprint;
+    use stateright::Model;
+    use std::collections::VecDeque;
+
+    /// The first state (breadth first) of the default preset with two live generated pods,
+    /// neither ready, that the kubelet may mark ready.
+    fn two_unready_pods(model: &RsModel) -> (State, Vec<String>) {
+        let mut queue: VecDeque<State> = model.init_states().into();
+        let mut actions = Vec::new();
+        while let Some(s) = queue.pop_front() {
+            actions.clear();
+            model.actions(&s, &mut actions);
+            let ready: Vec<String> = actions
+                .iter()
+                .filter_map(|a| match a {
+                    Action::PodReady { name } if looks_generated(name) => Some(name.clone()),
+                    _ => None,
+                })
+                .collect();
+            let history = s
+                .api
+                .log
+                .iter()
+                .any(|e| matches!(e.change, Change::Pod { .. }));
+            if ready.len() >= 2 && !history && s.api.pods.values().all(|p| !p.is_ready()) {
+                return (s, ready);
+            }
+            queue.extend(actions.drain(..).filter_map(|a| model.next_state(&s, a)));
+        }
+        panic!("the default preset creates two pods");
+    }
+
+    /// A state and the same state with two of its generated pods' names and UIDs swapped
+    /// everywhere are one state to the safety search, and two to the searches that keep names.
+    #[test]
+    fn swapping_two_generated_pods_gives_the_same_state() {
+        let model = RsModel::new(
+            Config::load("default").unwrap(),
+            crate::profile::Profile::K8s120,
+        );
+        let (mut s, names) = two_unready_pods(&model);
+        // Make the two pods differ, so that the swap is not the identity.
+        let action = Action::PodReady {
+            name: names[0].clone(),
+        };
+        s = model.next_state(&s, action).expect("enabled");
+        let uid = |name: &str| s.api.pods[name].meta.uid;
+        let (a, b) = (names[0].clone(), names[1].clone());
+        let swap = Renaming {
+            by_uid: BTreeMap::from([(uid(&a), uid(&b)), (uid(&b), uid(&a))]),
+            by_name: BTreeMap::from([(a.clone(), b.clone()), (b, a)]),
+        };
+        let swapped = swap.apply(&s);
+        assert_ne!(swapped, s);
+        assert_eq!(fingerprint(&swapped), fingerprint(&s));
+        assert_ne!(
+            fingerprint(&UpToRevisions(&swapped)),
+            fingerprint(&UpToRevisions(&s))
+        );
+    }
+
+    /// The representative of a state is a fixed point: renaming it again changes nothing
+    /// but the way it is reached, and the renamed state holds no generated name any more.
+    #[test]
+    fn the_representative_names_no_generated_pod() {
+        let model = RsModel::new(
+            Config::load("default").unwrap(),
+            crate::profile::Profile::K8s120,
+        );
+        let (s, names) = two_unready_pods(&model);
+        let r = renamed(&s).expect("there are generated pods");
+        for name in &names {
+            assert!(!r.api.pods.contains_key(name));
+        }
+        assert!(r.api.pods.keys().filter(|n| n.contains('#')).count() >= 2);
+        assert_eq!(renamed(&r).map(|again| again == r), Some(true));
+    }
+}
