@@ -104,9 +104,11 @@ fn measure(
     if let Some(bug) = bug {
         cmd.args(["--bug", bug]);
     }
-    if !liveness {
-        cmd.arg("--skip-liveness");
-    }
+    cmd.arg(if *liveness {
+        "--liveness"
+    } else {
+        "--skip-liveness"
+    });
     match reduction {
         Measured::Full => {}
         Measured::WithoutSymmetry => {

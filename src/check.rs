@@ -150,7 +150,13 @@ pub fn run(args: &CheckArgs) -> i32 {
         verdicts.push(verdict);
     }
     let mut liveness_states = None;
-    if !args.skip_liveness {
+    if !args.skip_liveness && !args.runs_liveness() {
+        eprintln!(
+            "rsmc check: convergence search skipped: {} breaks a safety property, and past its violations the convergence search would explore the broken cluster's whole state space (--liveness runs it anyway)",
+            args.bug.map(|b| b.to_string()).unwrap_or_default()
+        );
+    }
+    if args.runs_liveness() {
         match check_liveness(args, &model) {
             Ok((verdict, states)) => {
                 failed |= verdict.fails(args.strict);

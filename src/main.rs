@@ -152,6 +152,11 @@ pub struct CheckArgs {
     /// state space a second time, keeping its graph).
     #[arg(long)]
     pub skip_liveness: bool,
+    /// With `--bug` of an entry whose property is a safety one, run the convergence search
+    /// too (by default it is skipped there: past the switch's safety violations it explores
+    /// the broken cluster's whole state space, which can take minutes and gigabytes).
+    #[arg(long, conflicts_with = "skip_liveness")]
+    pub liveness: bool,
     /// Identify states literally, not up to their resource versions' values nor up to which
     /// generated pod is which (explores many more states; for measuring the reduction, see
     /// `rsmc bench --compare-reduction`).
@@ -164,6 +169,15 @@ pub struct CheckArgs {
 }
 
 impl CheckArgs {
+    /// Whether the convergence search runs: unless `--skip-liveness`, and with `--bug` only
+    /// for a convergence entry or with `--liveness`.
+    pub fn runs_liveness(&self) -> bool {
+        let safety_bug = self
+            .bug
+            .is_some_and(|b| b.entry().property != rsmc_spec::liveness::CONVERGENCE);
+        !self.skip_liveness && (self.liveness || !safety_bug)
+    }
+
     /// How states are identified, from `--no-reduction` and `--no-symmetry`.
     pub fn reduction(&self) -> rsmc_spec::model::Reduction {
         use rsmc_spec::model::Reduction;

@@ -319,11 +319,12 @@ fn bugs_lists_the_catalogue() {
 }
 
 /// A switch re-introduces a fixed bug on its catalogue configuration: exit 1, the named
-/// property violated, and the Explorer command carries the switch.
+/// property violated, and the Explorer command carries the switch. Its property is a safety
+/// one, so the convergence search is skipped, and says so.
 #[test]
 fn check_with_a_bug_finds_it_and_says_how_to_open_it() {
     let dir = temp_dir("bug");
-    let (code, out, _) = rsmc(&[
+    let (code, out, err) = rsmc(&[
         "check",
         "--bug",
         "no-expectations",
@@ -340,6 +341,8 @@ fn check_with_a_bug_finds_it_and_says_how_to_open_it() {
         "{out}"
     );
     assert!(out.contains("--bug no-expectations --trace"), "{out}");
+    assert!(err.contains("convergence search skipped"), "{err}");
+    assert!(!out.contains("eventually converges"), "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
     let (code, _, err) = rsmc(&["check", "--bug", "expectations-expiry"]);
     assert_eq!(code, 2);
