@@ -48,31 +48,26 @@ struct Renaming {
 impl Renaming {
     /// Identity-free positions of every generated pod the state holds an object of.
     fn of(state: &State) -> Renaming {
-        // Per name: (0, live revision) or (1, last log revision), the smaller kept.
+        // Per name: (0, live revision) for a live pod, else (1, its last log revision).
         let mut order: BTreeMap<&str, ((u8, Rv), &Pod)> = BTreeMap::new();
         for pod in state.api.pods.values() {
             if pod.meta.generate_name.is_some() {
                 order.insert(&pod.meta.name, ((0, pod.meta.resource_version), pod));
             }
         }
-        for event in &state.api.log {
-            let Change::Pod { before, after } = &event.change else {
+        for (rv, pod) in logged_pods(state) {
+            if pod.meta.generate_name.is_none() {
                 continue;
-            };
-            for pod in [before, after].into_iter().flatten() {
-                if pod.meta.generate_name.is_none() {
-                    continue;
-                }
-                let key = (1, event.rv);
-                order
-                    .entry(&pod.meta.name)
-                    .and_modify(|(k, _)| {
-                        if k.0 == 1 && key > *k {
-                            *k = key;
-                        }
-                    })
-                    .or_insert((key, pod));
             }
+            let key = (1, rv);
+            order
+                .entry(&pod.meta.name)
+                .and_modify(|(k, _)| {
+                    if k.0 == 1 && key > *k {
+                        *k = key;
+                    }
+                })
+                .or_insert((key, pod));
         }
         let mut pods: Vec<((u8, Rv), &Pod)> = order.into_values().collect();
         pods.sort_by_key(|(key, _)| *key);
@@ -127,9 +122,17 @@ impl Renaming {
                 .insert(name.to_string(), format!("{prefix}#{next}"));
             next += 1;
         }
+        let held: BTreeSet<Uid> = state
+            .api
+            .pods
+            .values()
+            .map(|p| &**p)
+            .chain(logged_pods(state).map(|(_, p)| p))
+            .map(|p| p.meta.uid)
+            .collect();
         let mut gone_uids: Vec<(Places, Uid)> = uids
             .into_iter()
-            .filter(|(uid, _)| !held_uids(state).any(|held| held == *uid))
+            .filter(|(uid, _)| !held.contains(uid))
             .map(|(uid, places)| (places, uid))
             .collect();
         gone_uids.sort();
@@ -170,18 +173,15 @@ impl Renaming {
     }
 }
 
-/// The UIDs of every pod object the API server or its log holds.
-fn held_uids(state: &State) -> impl Iterator<Item = Uid> + '_ {
-    let logged = state.api.log.iter().flat_map(|e| match &e.change {
-        Change::Pod { before, after } => [before, after],
-        Change::ReplicaSet { .. } => [&None, &None],
-    });
-    state
-        .api
-        .pods
-        .values()
-        .chain(logged.flatten())
-        .map(|p| p.meta.uid)
+/// Every pod object the watch log holds, with the revision of its event.
+fn logged_pods(state: &State) -> impl Iterator<Item = (Rv, &Pod)> + '_ {
+    state.api.log.iter().flat_map(|e| {
+        let objects = match &e.change {
+            Change::Pod { before, after } => [before.as_deref(), after.as_deref()],
+            Change::ReplicaSet { .. } => [None, None],
+        };
+        objects.into_iter().flatten().map(move |p| (e.rv, p))
+    })
 }
 
 /// `state` with its generated pods renamed to the representative identities, or `None` when
