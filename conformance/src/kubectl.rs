@@ -106,10 +106,12 @@ static AGE_OR_TIME: LazyLock<Regex> = LazyLock::new(|| {
 
 /// `kubectl describe` output with ages, timestamps, UIDs, the namespace and generated names
 /// masked, and its `Events:` table laid out again for the masked cells.
+///
+/// Generated names are masked before ages: a random suffix can read as an age (`rs-4m25s`),
+/// and masked as one it would make two runs of the same scenario differ.
 pub fn normalise_describe(text: &str, namespace: &str) -> String {
-    let text = text.replace(namespace, "<namespace>");
-    let text = AGE_OR_TIME.replace_all(&text, "<time>");
-    relayout_events(&mask_generated(&text))
+    let text = mask_generated(&text.replace(namespace, "<namespace>"));
+    relayout_events(&AGE_OR_TIME.replace_all(&text, "<time>"))
 }
 
 /// The padding kubectl's describe printer puts between the columns of its `Events:` table.
@@ -221,6 +223,16 @@ mod tests {
             out.matches("  Normal  Made    <time>  rs    one\n").count(),
             2
         );
+    }
+
+    #[test]
+    fn a_generated_suffix_that_reads_as_an_age_is_masked_as_a_name() {
+        let event = |pod: &str| {
+            format!("Events:\n  Type    Reason  Age  From  Message\n  Normal  Made    3s   rs    Created pod: {pod}\n")
+        };
+        let age_like = normalise_describe(&event("rs-4m25s"), "ns");
+        assert_eq!(age_like, normalise_describe(&event("rs-bcdfg"), "ns"));
+        assert!(age_like.contains("Created pod: rs-#####"), "{age_like}");
     }
 
     #[test]
