@@ -20,8 +20,12 @@ pub fn run(args: &BugsArgs) -> i32 {
                 e.name, e.config, e.profile
             ),
             Status::Open => format!(
-                "open upstream: rsmc check --config {} --profile {}",
-                e.config, e.profile
+                "open upstream: rsmc check --config {} --profile {}{}",
+                e.config,
+                e.profile,
+                e.proposed_fix
+                    .map(|f| format!(" (its proposed fix: --fix {f})"))
+                    .unwrap_or_default()
             ),
         };
         println!("{:<width$}  {}  {}", e.name, e.upstream, e.summary);

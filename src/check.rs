@@ -66,6 +66,8 @@ struct Report {
     config: String,
     /// The catalogued bug switched on, if any.
     bug: Option<String>,
+    /// The proposed fixes switched on.
+    fixes: Vec<String>,
     states: usize,
     unique_states: usize,
     max_depth: usize,
@@ -96,6 +98,9 @@ pub fn run(args: &CheckArgs) -> i32 {
     let mut model = RsModel::new(config, args.profile);
     if let Some(bug) = args.bug {
         model = model.with_bug(bug);
+    }
+    for fix in &args.fixes {
+        model = model.with_fix(*fix);
     }
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -174,6 +179,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         profile: model.profile.name().to_string(),
         config: config_name.clone(),
         bug: args.bug.map(|b| b.to_string()),
+        fixes: args.fixes.iter().map(|f| f.to_string()).collect(),
         states: checker.state_count(),
         unique_states: checker.unique_state_count(),
         max_depth: checker.max_depth(),
@@ -214,6 +220,9 @@ fn print_report(r: &Report) {
         println!("  liveness: {n} states with their system moves, searched for stuck states and fair cycles");
     }
     let width = r.properties.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    for fix in &r.fixes {
+        println!("  with the proposed fix {fix} (rsmc bugs)");
+    }
     if let Some(bug) = &r.bug {
         println!("  with the upstream bug {bug} re-introduced (rsmc bugs)");
     }
@@ -247,11 +256,12 @@ fn print_report(r: &Report) {
             );
         }
         if let Some(json) = &p.trace {
-            let bug = r
+            let bug: String = r
                 .bug
-                .as_ref()
+                .iter()
                 .map(|b| format!(" --bug {b}"))
-                .unwrap_or_default();
+                .chain(r.fixes.iter().map(|f| format!(" --fix {f}")))
+                .collect();
             println!(
                 "  open in the Explorer: rsmc explore --profile {} --config {}{bug} --trace {}",
                 r.profile,

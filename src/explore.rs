@@ -9,7 +9,7 @@
 use crate::exit;
 use crate::trace_file;
 use rsmc_oracle::trace::{Objects, Trace};
-use rsmc_spec::bugs::Bug;
+use rsmc_spec::bugs::{Bug, Fix};
 use rsmc_spec::config::Config;
 use rsmc_spec::model::{Action, RsModel, State};
 use rsmc_spec::profile::Profile;
@@ -32,6 +32,10 @@ pub struct ExploreArgs {
     /// preset the catalogue names for it. A trace written with `--bug` needs it here too.
     #[arg(long)]
     pub bug: Option<Bug>,
+    /// Switch on the proposed fix of an open upstream issue (see `rsmc bugs`); repeatable. A
+    /// trace written with `--fix` needs it here too.
+    #[arg(long = "fix")]
+    pub fixes: Vec<Fix>,
     /// Where the Explorer listens (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:3000")]
     pub addr: SocketAddr,
@@ -69,7 +73,7 @@ fn prepare(args: &ExploreArgs) -> Result<Explorer, String> {
             let config = Config::load(&name).map_err(|e| e.to_string())?;
             let profile = args.profile.unwrap_or(Profile::K8s120);
             (
-                with_bug(RsModel::new(config, profile), args.bug),
+                with_switches(RsModel::new(config, profile), args),
                 name,
                 None,
             )
@@ -77,7 +81,7 @@ fn prepare(args: &ExploreArgs) -> Result<Explorer, String> {
         Some(file) => {
             let (trace, profile) = trace_file::read(file)?;
             agrees_with_flags(args, &trace, profile, file)?;
-            let model = with_bug(RsModel::new(trace.config.clone(), profile), args.bug);
+            let model = with_switches(RsModel::new(trace.config.clone(), profile), args);
             let path = replay(&model, &trace)
                 .map_err(|e| format!("{}: {e}", file.display()))?
                 .encode(&model);
@@ -104,11 +108,15 @@ fn prepare(args: &ExploreArgs) -> Result<Explorer, String> {
     })
 }
 
-fn with_bug(model: RsModel, bug: Option<Bug>) -> RsModel {
-    match bug {
-        Some(bug) => model.with_bug(bug),
-        None => model,
+/// The model with the `--bug` and `--fix` switches of `args`.
+fn with_switches(mut model: RsModel, args: &ExploreArgs) -> RsModel {
+    if let Some(bug) = args.bug {
+        model = model.with_bug(bug);
     }
+    for fix in &args.fixes {
+        model = model.with_fix(*fix);
+    }
+    model
 }
 
 /// With `--trace`, the model is the one the trace records; `--profile` and `--config` may
@@ -198,6 +206,9 @@ fn serve(explorer: Explorer) -> i32 {
     );
     if let Some(bug) = model.sem.bug {
         println!("  with the upstream bug {bug} re-introduced (rsmc bugs)");
+    }
+    for fix in Fix::ALL.into_iter().filter(|f| model.sem.fixed(*f)) {
+        println!("  with the proposed fix {fix} (rsmc bugs)");
     }
     println!("Explorer: http://{addr}/");
     if let Some((path, about)) = &trace {

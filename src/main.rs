@@ -136,6 +136,9 @@ pub struct CheckArgs {
     /// Re-introduce a catalogued upstream bug (see `rsmc bugs`).
     #[arg(long)]
     pub bug: Option<rsmc_spec::bugs::Bug>,
+    /// Switch on the proposed fix of an open upstream issue (see `rsmc bugs`); repeatable.
+    #[arg(long = "fix")]
+    pub fixes: Vec<rsmc_spec::bugs::Fix>,
     /// Fail (exit 1) on violations that match a known open upstream issue, too.
     #[arg(long)]
     pub strict: bool,

@@ -10,7 +10,7 @@ use crate::api::Propagation;
 use crate::liveness::CONVERGENCE;
 use crate::model::properties::{
     ADOPTION_RULES, DELETE_ONLY_CONTROLLED, NO_CREATE_WHILE_DELETING, NO_OVER_CREATION,
-    ORPHAN_KEEPS_DEPENDENTS, STATUS_CONSISTENT,
+    ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, STATUS_CONSISTENT,
 };
 use crate::model::Action;
 use crate::profile::Profile;
@@ -39,6 +39,68 @@ pub enum Bug {
     /// #2210, #24946: ownership decided by the selector alone — a ReplicaSet takes a matching
     /// pod that another ReplicaSet controls, and two with overlapping selectors fight.
     StealControlledPods,
+    /// #3948, #14396: scale-down victims picked without the ranking. The switch picks the
+    /// pods the ranking would keep longest, so a running, ready pod dies while a pending one
+    /// is kept — the symptom of #3948, made deterministic.
+    IgnoreRanking,
+    /// The release rule of ControllerRef: a controlled pod whose labels no longer match is
+    /// neither counted nor released. The ReplicaSet creates a replacement and keeps
+    /// controlling the pod it no longer counts.
+    NeverRelease,
+}
+
+/// The proposed fix of an open entry: a switch that turns upstream's behaviour into the
+/// fixed one. Upstream has not merged it, so no profile has it on; `rsmc check --fix NAME`
+/// and `rsmc conform --fix NAME` judge by the fixed model, and the reference controller
+/// (`rsmc controller`) runs with every fix on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fix {
+    /// PR #138818: scale-down deletes carry the pod's UID and resourceVersion as
+    /// preconditions (fixes `delete-without-precondition`).
+    DeletePrecondition,
+}
+
+impl Fix {
+    pub const ALL: [Fix; 1] = [Fix::DeletePrecondition];
+
+    /// The name `--fix` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fix::DeletePrecondition => "delete-precondition",
+        }
+    }
+
+    /// The open entry this fixes.
+    pub fn entry(self) -> &'static Entry {
+        CATALOGUE
+            .iter()
+            .find(|e| e.proposed_fix == Some(self))
+            .expect("every fix has a catalogue entry")
+    }
+}
+
+impl fmt::Display for Fix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A `--fix` name that is not a fix; the message lists the fixes.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown fix {given:?}: the fixes are {}", Fix::ALL.map(|f| f.name()).join(", "))]
+pub struct UnknownFix {
+    pub given: String,
+}
+
+impl FromStr for Fix {
+    type Err = UnknownFix;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Fix::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| UnknownFix { given: s.into() })
+    }
 }
 
 /// Whether upstream has fixed an entry.
@@ -71,6 +133,9 @@ pub struct Entry {
     /// The switch that re-introduces it (fixed entries only).
     #[serde(skip)]
     pub switch: Option<Bug>,
+    /// The proposed fix that removes it (open entries that have one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposed_fix: Option<Fix>,
     /// For an open entry, the environment move a counterexample must contain to be this
     /// issue (besides breaking its property).
     #[serde(skip)]
@@ -128,7 +193,7 @@ impl Ingredient {
 }
 
 /// The catalogue, fixed entries first.
-pub const CATALOGUE: [Entry; 13] = [
+pub const CATALOGUE: [Entry; 15] = [
     Entry {
         name: "no-expectations",
         upstream: "#41675, #88851",
@@ -139,6 +204,7 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::K8s120,
         fix: "pkg/controller/replicaset/replica_set.go syncReplicaSet (SatisfiedExpectations)",
         needs: None,
+        proposed_fix: None,
         switch: Some(Bug::NoExpectations),
     },
     Entry {
@@ -151,6 +217,7 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::K8s120,
         fix: "pkg/controller/replicaset/replica_set.go claimPods (RecheckDeletionTimestamp)",
         needs: None,
+        proposed_fix: None,
         switch: Some(Bug::NoAdoptionRecheck),
     },
     Entry {
@@ -163,6 +230,7 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::K8s120,
         fix: "pkg/controller/replicaset/replica_set.go syncReplicaSet (DeletionTimestamp == nil before manageReplicas)",
         needs: None,
+        proposed_fix: None,
         switch: Some(Bug::CreateWhileDeleting),
     },
     Entry {
@@ -175,6 +243,7 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::K8s120,
         fix: "pkg/controller/replicaset/replica_set.go deleteRS, updateRS (DeleteExpectations)",
         needs: None,
+        proposed_fix: None,
         switch: Some(Bug::StaleExpectationsOnRecreate),
     },
     Entry {
@@ -187,6 +256,7 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::K8s120,
         fix: "pkg/controller/replicaset/replica_set.go updatePod (requeue matching ReplicaSets when the controllerRef changed)",
         needs: None,
+        proposed_fix: None,
         switch: Some(Bug::IgnoreControllerRefRemoval),
     },
     Entry {
@@ -199,6 +269,7 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::K8s120,
         fix: "pkg/controller/replicaset/replica_set.go manageReplicas (DeletionObserved when a delete fails)",
         needs: None,
+        proposed_fix: None,
         switch: Some(Bug::KeepExpectationOnFailedDelete),
     },
     Entry {
@@ -211,7 +282,34 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::K8s120,
         fix: "pkg/controller/controller_ref_manager.go ClaimObject (a pod controlled by another UID is ignored)",
         needs: None,
+        proposed_fix: None,
         switch: Some(Bug::StealControlledPods),
+    },
+    Entry {
+        name: "ignore-ranking",
+        upstream: "#3948, #14396",
+        status: Status::Fixed,
+        summary: "a scale-down kills running, ready pods while pending ones survive: victims are not ranked",
+        property: SCALE_DOWN_RANKED,
+        config: "catalogue/ignore-ranking",
+        profile: Profile::K8s120,
+        fix: "pkg/controller/replicaset/replica_set.go getPodsToDelete (ActivePodsWithRanks)",
+        needs: None,
+        proposed_fix: None,
+        switch: Some(Bug::IgnoreRanking),
+    },
+    Entry {
+        name: "never-release",
+        upstream: "not filed: the release rule of the ControllerRef design (v1.6)",
+        status: Status::Fixed,
+        summary: "a pod relabelled out of the selector is not released: the ReplicaSet creates a replacement and controls more pods than it counts",
+        property: NO_OVER_CREATION,
+        config: "catalogue/never-release",
+        profile: Profile::K8s120,
+        fix: "pkg/controller/controller_ref_manager.go ClaimObject (release an owned object that no longer matches)",
+        needs: None,
+        proposed_fix: None,
+        switch: Some(Bug::NeverRelease),
     },
     Entry {
         name: "expectations-expiry",
@@ -223,18 +321,20 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::K8s120,
         fix: "pkg/controller/controller_utils.go ControllerExpectations (ExpectationsTimeout)",
         switch: None,
+        proposed_fix: None,
         needs: Some(Ingredient::ExpectationsExpiry),
     },
     Entry {
         name: "delete-without-precondition",
         upstream: "PR #138818",
         status: Status::Open,
-        summary: "a scale-down deletes a pod that was just orphaned or released: the delete carries no UID precondition",
+        summary: "a scale-down deletes a pod that was just orphaned or released: the delete carries no precondition",
         property: DELETE_ONLY_CONTROLLED,
         config: "catalogue/delete-without-precondition",
         profile: Profile::Upstream,
         fix: "pkg/controller/replicaset/replica_set.go manageReplicas (DeletePod without Preconditions)",
         switch: None,
+        proposed_fix: Some(Fix::DeletePrecondition),
         needs: Some(Ingredient::OrphanOrRelabel),
     },
     Entry {
@@ -247,6 +347,7 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::Upstream,
         fix: "pkg/controller/garbagecollector/garbagecollector.go attemptToOrphanWorker (orphans the dependents its graph knows; watches of different resources are not ordered)",
         switch: None,
+        proposed_fix: None,
         needs: Some(Ingredient::OrphanDeletion),
     },
     Entry {
@@ -259,6 +360,7 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::Upstream,
         fix: "pkg/controller/controller_ref_manager.go ClaimObject (AdoptPod has no owner precondition; the API server cannot check one)",
         switch: None,
+        proposed_fix: None,
         needs: Some(Ingredient::Deletion),
     },
     Entry {
@@ -271,6 +373,7 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::K8s120,
         fix: "pkg/controller/replicaset/replica_set.go manageReplicas (ExpectDeletions for a key whose ReplicaSet the deleteRS handler has meanwhile forgotten)",
         switch: None,
+        proposed_fix: None,
         needs: Some(Ingredient::Recreate),
     },
     Entry {
@@ -283,6 +386,7 @@ pub const CATALOGUE: [Entry; 13] = [
         profile: Profile::Upstream,
         fix: "pkg/controller/replicaset/replica_set_utils.go updateReplicaSetStatus (the retry GET has no UID check)",
         switch: None,
+        proposed_fix: None,
         needs: Some(Ingredient::Recreate),
     },
 ];

@@ -22,7 +22,7 @@ pub const PRESETS: [(&str, &str); 3] = [
 /// The bug catalogue's configurations (`spec/presets/catalogue/`), by the name `--config`
 /// takes: each is the smallest override of a preset whose ingredients let the model exhibit
 /// one catalogue entry, so `rsmc check --bug NAME` finds it in seconds.
-pub const CATALOGUE_CONFIGS: [(&str, &str); 12] = [
+pub const CATALOGUE_CONFIGS: [(&str, &str); 14] = [
     (
         "catalogue/steal-controlled-pods",
         include_str!("../presets/catalogue/steal-controlled-pods.json"),
@@ -50,6 +50,14 @@ pub const CATALOGUE_CONFIGS: [(&str, &str); 12] = [
     (
         "catalogue/keep-expectation-on-failed-delete",
         include_str!("../presets/catalogue/keep-expectation-on-failed-delete.json"),
+    ),
+    (
+        "catalogue/ignore-ranking",
+        include_str!("../presets/catalogue/ignore-ranking.json"),
+    ),
+    (
+        "catalogue/never-release",
+        include_str!("../presets/catalogue/never-release.json"),
     ),
     (
         "catalogue/expectations-expiry",

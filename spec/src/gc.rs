@@ -148,6 +148,7 @@ pub fn request(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Option<
                 options: DeleteOptions {
                     propagation: Some(Propagation::Background),
                     uid_precondition: Some(*uid),
+                    resource_version_precondition: None,
                 },
             })
         }

@@ -3,7 +3,7 @@
 //! The two profiles differ only by switches read in one code path (never two copies of the
 //! logic). Each switch names the upstream change it stands for.
 
-use crate::bugs::Bug;
+use crate::bugs::{Bug, Fix};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -39,6 +39,7 @@ impl Profile {
                 logarithmic_scale_down: false,
                 terminating_replicas: false,
                 delete_not_found_is_error: true,
+                delete_precondition: false,
                 bug: None,
             },
             Profile::Upstream => Semantics {
@@ -48,6 +49,7 @@ impl Profile {
                 logarithmic_scale_down: true,
                 terminating_replicas: true,
                 delete_not_found_is_error: false,
+                delete_precondition: false,
                 bug: None,
             },
         }
@@ -96,6 +98,12 @@ pub struct Semantics {
     /// [1.20] `manageReplicas` returns every failed scale-down delete as the sync's error,
     /// NotFound included; upstream swallows NotFound. Both lower the deletion expectation.
     pub delete_not_found_is_error: bool,
+    /// [fix delete-precondition] PR #138818 (open): a scale-down delete carries the UID and
+    /// resourceVersion of the pod as the sync ranked it, so a pod orphaned, released or
+    /// replaced since is not deleted (the delete fails with a Conflict). Off in both profiles,
+    /// as upstream has not merged it; the reference controller runs with it
+    /// ([`crate::bugs::Fix`]).
+    pub delete_precondition: bool,
     /// A catalogued upstream bug re-introduced (`crate::bugs`), or `None`: the fixed code.
     pub bug: Option<Bug>,
 }
@@ -104,6 +112,21 @@ impl Semantics {
     /// Whether `bug` is switched on.
     pub fn has(&self, bug: Bug) -> bool {
         self.bug == Some(bug)
+    }
+
+    /// Whether the proposed fix `fix` is switched on.
+    pub fn fixed(&self, fix: Fix) -> bool {
+        match fix {
+            Fix::DeletePrecondition => self.delete_precondition,
+        }
+    }
+
+    /// These semantics with the proposed fix `fix` switched on or off.
+    pub fn with_fix(mut self, fix: Fix, on: bool) -> Self {
+        match fix {
+            Fix::DeletePrecondition => self.delete_precondition = on,
+        }
+        self
     }
 }
 

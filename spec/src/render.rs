@@ -480,7 +480,7 @@ mod tests {
                 name: "frontend".into(),
                 options: DeleteOptions {
                     propagation: Some(Propagation::Orphan),
-                    uid_precondition: None,
+                    ..DeleteOptions::default()
                 },
             },
         );

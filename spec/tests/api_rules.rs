@@ -24,6 +24,7 @@ fn delete_rs(name: &str, propagation: Option<Propagation>, uid: Option<u32>) -> 
         options: DeleteOptions {
             propagation,
             uid_precondition: uid,
+            ..DeleteOptions::default()
         },
     }
 }
@@ -32,10 +33,46 @@ fn delete_pod(name: &str, uid: Option<u32>) -> Request {
     Request::DeletePod {
         name: name.into(),
         options: DeleteOptions {
-            propagation: None,
             uid_precondition: uid,
+            ..DeleteOptions::default()
         },
     }
+}
+
+/// PR #138818's proposed fix: a pod delete with a resourceVersion precondition fails with a
+/// Conflict once the pod has been written since, and goes through while it has not.
+#[test]
+fn a_resource_version_precondition_on_a_pod_delete_fails_after_a_write() {
+    let mut api = ApiServer::default();
+    let p = create_pod(&mut api, new_pod("p"));
+    let seen = p.meta.resource_version;
+    must(
+        &mut api,
+        Request::SetPodLabels {
+            name: "p".into(),
+            labels: labels(&[("tier", "debug")]),
+        },
+    );
+    let delete = |rv| Request::DeletePod {
+        name: "p".into(),
+        options: DeleteOptions {
+            uid_precondition: Some(p.meta.uid),
+            resource_version_precondition: Some(rv),
+            ..DeleteOptions::default()
+        },
+    };
+    let err = api.apply(&delete(seen)).unwrap_err();
+    assert_eq!(err.reason, Reason::Conflict);
+    assert!(
+        err.message
+            .contains("Precondition failed: ResourceVersion in precondition"),
+        "{}",
+        err.message
+    );
+    assert!(api.pods.contains_key("p"));
+    let current = api.pods["p"].meta.resource_version;
+    must(&mut api, delete(current));
+    assert!(!api.pods.contains_key("p"));
 }
 
 #[test]

@@ -82,3 +82,20 @@ fn the_catalogue_is_complete() {
         assert_eq!(e.switch.is_some(), e.status == Status::Fixed, "{}", e.name);
     }
 }
+
+/// An open entry's proposed fix removes it: with the fix, the entry's own configuration no
+/// longer breaks its property.
+#[test]
+fn every_proposed_fix_removes_its_open_entry() {
+    for fix in rsmc_spec::bugs::Fix::ALL {
+        let entry = fix.entry();
+        assert_eq!(entry.status, Status::Open, "{fix}");
+        let fixed = model(entry).with_fix(fix);
+        assert!(
+            counterexample(&fixed, entry.property).is_none(),
+            "{}: {:?} is still broken with {fix}",
+            entry.name,
+            entry.property
+        );
+    }
+}

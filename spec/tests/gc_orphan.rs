@@ -27,7 +27,7 @@ fn each_dependent_is_orphaned_by_its_own_step_then_the_finalizer_goes() {
             name: "web".into(),
             options: DeleteOptions {
                 propagation: Some(Propagation::Orphan),
-                uid_precondition: None,
+                ..DeleteOptions::default()
             },
         },
     );

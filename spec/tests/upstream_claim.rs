@@ -281,7 +281,7 @@ fn release_swallows_not_found_and_invalid_but_adoption_does_not() {
                 name: "p".into(),
                 options: DeleteOptions {
                     propagation: Some(Propagation::Background),
-                    uid_precondition: None,
+                    ..DeleteOptions::default()
                 },
             },
         );

@@ -12,9 +12,19 @@
 mod common;
 
 use common::{pod, sets, PodExt};
-use rsmc_spec::controller::ranking::victim_choices;
+use rsmc_spec::controller::ranking::{self, Order};
 use rsmc_spec::object::{Pod, PodPhase};
-use rsmc_spec::profile::Profile;
+use rsmc_spec::profile::{Profile, Semantics};
+
+/// Upstream's ranking: the victim sets `getPodsToDelete` may return.
+fn victim_choices(
+    pods: &[&Pod],
+    related: &[&Pod],
+    diff: usize,
+    sem: &Semantics,
+) -> Vec<Vec<String>> {
+    ranking::victim_choices(pods, related, diff, sem, Order::Ranked)
+}
 
 struct Case {
     name: &'static str,
@@ -411,4 +421,21 @@ fn every_offered_set_has_exactly_diff_distinct_pods() {
             }
         }
     }
+}
+
+/// [bug ignore-ranking] the switch reads the ranking from the other end: of a pending pod and
+/// two running, ready ones, a scale-down by one deletes a ready pod (#3948's symptom), while
+/// upstream deletes the pending one.
+#[test]
+fn the_ignore_ranking_switch_deletes_what_the_ranking_keeps() {
+    let pending = pod("pending", 1).on(None).phase(PodPhase::Pending);
+    let older = pod("older", 2).ready_since(2);
+    let newer = pod("newer", 3).ready_since(3);
+    let pods = vec![&pending, &older, &newer];
+    let sem = Profile::K8s120.semantics();
+    assert_eq!(victim_choices(&pods, &pods, 1, &sem), sets(&[&["pending"]]));
+    assert_eq!(
+        ranking::victim_choices(&pods, &pods, 1, &sem, Order::KeptFirst),
+        sets(&[&["older"]])
+    );
 }

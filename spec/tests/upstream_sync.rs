@@ -22,7 +22,7 @@ use rsmc_spec::profile::Profile;
 fn orphan_delete() -> DeleteOptions {
     DeleteOptions {
         propagation: Some(Propagation::Orphan),
-        uid_precondition: None,
+        ..DeleteOptions::default()
     }
 }
 

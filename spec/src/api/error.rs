@@ -73,6 +73,22 @@ impl ApiError {
         }
     }
 
+    /// A failed resourceVersion precondition on delete (store.go `Delete` →
+    /// `checkPreconditions`): the object was written after the version the client saw.
+    pub fn resource_version_precondition(
+        resource: &str,
+        name: &str,
+        wanted: u32,
+        actual: u32,
+    ) -> Self {
+        ApiError {
+            reason: Reason::Conflict,
+            message: format!(
+                "Operation cannot be fulfilled on {resource} \"{name}\": Precondition failed: ResourceVersion in precondition: {wanted}, ResourceVersion in object meta: {actual}"
+            ),
+        }
+    }
+
     /// A 422 for `kind "name"` with one or more field errors.
     pub fn invalid(kind: &str, name: &str, causes: &[String]) -> Self {
         ApiError {

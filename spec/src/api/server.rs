@@ -361,6 +361,16 @@ impl ApiServer {
                 return Err(ApiError::uid_precondition(PODS, name, uid, old.meta.uid));
             }
         }
+        if let Some(rv) = options.resource_version_precondition {
+            if rv != old.meta.resource_version {
+                return Err(ApiError::resource_version_precondition(
+                    PODS,
+                    name,
+                    rv,
+                    old.meta.resource_version,
+                ));
+            }
+        }
         if !old.deletes_gracefully() {
             return Ok(self.end_grace(old));
         }

@@ -80,14 +80,24 @@ pub fn colocation(pods: &[&Pod], related: &[&Pod]) -> Vec<usize> {
         .collect()
 }
 
+/// Which end of the ranking victims come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Upstream: the pods ranked first are deleted first.
+    Ranked,
+    /// [bug ignore-ranking] the pods the ranking would keep longest are deleted first.
+    KeptFirst,
+}
+
 /// Every set of `diff` pods `getPodsToDelete` may return, as sorted name lists. Whole tiers
 /// of equal rank go first; from the tier that straddles the cut, any subset of the right
-/// size may be chosen.
+/// size may be chosen. `order` says from which end of the ranking.
 pub fn victim_choices(
     pods: &[&Pod],
     related: &[&Pod],
     diff: usize,
     sem: &Semantics,
+    order: Order,
 ) -> Vec<Vec<String>> {
     if diff == 0 {
         return vec![vec![]];
@@ -104,10 +114,17 @@ pub fn victim_choices(
         .map(|(p, r)| (rank_key(p, r, sem), p.meta.name.as_str()))
         .collect();
     keyed.sort();
+    if order == Order::KeptFirst {
+        keyed.reverse();
+    }
     let cut_key = keyed[diff - 1].0;
+    let goes_first = |k: &RankKey| match order {
+        Order::Ranked => *k < cut_key,
+        Order::KeptFirst => *k > cut_key,
+    };
     let sure: Vec<String> = keyed
         .iter()
-        .filter(|(k, _)| *k < cut_key)
+        .filter(|(k, _)| goes_first(k))
         .map(|(_, n)| n.to_string())
         .collect();
     let tier: Vec<&str> = keyed

@@ -143,6 +143,8 @@ pub fn begin(
             Claim::Ignore if sem.has(Bug::StealControlledPods) && claim::takeable(rs, pod) => {
                 Claim::Adopt
             }
+            // [bug never-release] an owned pod that no longer matches is left as it is.
+            Claim::Release if sem.has(Bug::NeverRelease) => Claim::Ignore,
             decision => decision,
         };
         match decision {
@@ -236,16 +238,14 @@ impl SyncTask {
                     self.phase = self.manage(view, expectations);
                 }
                 Phase::ChooseVictims { diff } => {
-                    let claimed: Vec<&Pod> =
-                        self.claimed.iter().filter_map(|n| view.pod(n)).collect();
-                    // Related pods: those of ReplicaSets sharing this one's controller. The
-                    // model's ReplicaSets have no owner, so there are none and every rank is 0.
-                    return Pending::Choose(ranking::victim_choices(
-                        &claimed,
-                        &[],
-                        *diff,
-                        view.sem,
-                    ));
+                    // [bug ignore-ranking] the pods the ranking would keep longest go first.
+                    let order = if view.sem.has(Bug::IgnoreRanking) {
+                        ranking::Order::KeptFirst
+                    } else {
+                        ranking::Order::Ranked
+                    };
+                    let diff = *diff;
+                    return Pending::Choose(self.victim_choices(view, diff, order));
                 }
                 Phase::Create {
                     total,
@@ -282,7 +282,7 @@ impl SyncTask {
                     Some(name) => {
                         return Pending::Send(Request::DeletePod {
                             name: name.clone(),
-                            options: DeleteOptions::default(),
+                            options: scale_down_delete_options(view.pod(name), view.sem),
                         })
                     }
                     None => self.phase = status_phase(*error),
@@ -317,6 +317,30 @@ impl SyncTask {
                 }
                 Phase::Done { error } => return Pending::Done { error: *error },
             }
+        }
+    }
+
+    /// Every victim set of a scale-down by `diff` over the claimed pods of `view`, the ranking
+    /// read in `order`. Related pods are those of ReplicaSets sharing this one's controller;
+    /// the model's ReplicaSets have no owner, so there are none and every rank is 0.
+    pub fn victim_choices(
+        &self,
+        view: &SyncView,
+        diff: usize,
+        order: ranking::Order,
+    ) -> Vec<Vec<String>> {
+        let claimed: Vec<&Pod> = self.claimed.iter().filter_map(|n| view.pod(n)).collect();
+        ranking::victim_choices(&claimed, &[], diff, view.sem, order)
+    }
+
+    /// The victim sets the ranking allows for this sync, when it is choosing them: what the
+    /// property [`crate::model::properties::SCALE_DOWN_RANKED`] holds a choice to.
+    pub fn ranked_choices(&self, view: &SyncView) -> Option<Vec<Vec<String>>> {
+        match self.phase {
+            Phase::ChooseVictims { diff } => {
+                Some(self.victim_choices(view, diff, ranking::Order::Ranked))
+            }
+            _ => None,
         }
     }
 
@@ -456,6 +480,20 @@ impl SyncTask {
             }
             Phase::ChooseVictims { .. } | Phase::Done { .. } => {}
         }
+    }
+}
+
+/// The options of a scale-down delete: none upstream (`DeletePod` without preconditions);
+/// with the proposed fix of PR #138818, the UID and resourceVersion of the pod as the sync
+/// ranked it, so that a pod written since (orphaned, released, replaced) is not deleted.
+fn scale_down_delete_options(cached: Option<&Pod>, sem: &Semantics) -> DeleteOptions {
+    match cached {
+        Some(pod) if sem.delete_precondition => DeleteOptions {
+            uid_precondition: Some(pod.meta.uid),
+            resource_version_precondition: Some(pod.meta.resource_version),
+            ..DeleteOptions::default()
+        },
+        _ => DeleteOptions::default(),
     }
 }
 

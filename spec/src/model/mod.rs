@@ -52,6 +52,12 @@ impl RsModel {
         self
     }
 
+    /// The same model with an open entry's proposed fix switched on.
+    pub fn with_fix(mut self, fix: crate::bugs::Fix) -> Self {
+        self.sem = self.sem.with_fix(fix, true);
+        self
+    }
+
     /// A model whose environment does exactly what `script` says, from an empty cluster. The
     /// configuration supplies the controller's settings and the informer bound; its
     /// declarations and budgets are not used.

@@ -46,6 +46,12 @@ pub const NO_OVER_CREATION: &str = "creations never exceed the replicas acted on
 /// under the same name between the ranking and the delete is killed anyway.
 pub const DELETE_ONLY_CONTROLLED: &str = "controller deletes only pods it controls";
 
+/// A scale-down deletes the pods the ranking puts first (#3948: running pods were killed while
+/// pending ones were kept): the victims a sync picks are one of the sets
+/// `getPodsToDelete` may return for the pods it counted. Killing a ready, running replica
+/// while an unscheduled one survives loses capacity the ranking exists to keep.
+pub const SCALE_DOWN_RANKED: &str = "scale-down deletes the pods the ranking puts first";
+
 /// The GC deletes a pod only when its controller is gone (not found, or another UID) or is
 /// deleting its dependents in the foreground. Deleting a pod whose owner exists kills live
 /// replicas.
@@ -114,6 +120,9 @@ pub fn all() -> Vec<Property<RsModel>> {
         Property::always(DELETE_ONLY_CONTROLLED, |_, s: &State| {
             !violated(s, DELETE_ONLY_CONTROLLED)
         }),
+        Property::always(SCALE_DOWN_RANKED, |_, s: &State| {
+            !violated(s, SCALE_DOWN_RANKED)
+        }),
         Property::always(GC_DELETES_ONLY_DEPENDENTS_OF_GONE, |_, s: &State| {
             !violated(s, GC_DELETES_ONLY_DEPENDENTS_OF_GONE)
         }),
@@ -168,8 +177,14 @@ fn flag(s: &mut State, name: &'static str) {
     s.ghost.violated.insert(name);
 }
 
-/// Checks made just before a controller request is applied.
-pub(super) fn before_controller_request(s: &mut State, rs: &ReplicaSet, req: &Request) {
+/// Checks made just before a controller request is applied: the properties it breaks if
+/// the API server accepts it (a delete refused by its preconditions deletes nothing).
+pub(super) fn before_controller_request(
+    s: &State,
+    rs: &ReplicaSet,
+    req: &Request,
+) -> Vec<&'static str> {
+    let mut broken = Vec::new();
     if let Request::DeletePod { name, .. } = req {
         if let Some(pod) = s.api.pods.get(name) {
             let ours = pod
@@ -177,19 +192,35 @@ pub(super) fn before_controller_request(s: &mut State, rs: &ReplicaSet, req: &Re
                 .controller_ref()
                 .is_some_and(|r| r.uid == rs.meta.uid);
             if !ours {
-                flag(s, DELETE_ONLY_CONTROLLED);
+                broken.push(DELETE_ONLY_CONTROLLED);
             }
         }
     }
+    broken
 }
 
-/// Checks made just after a controller request succeeded.
+/// Checks made when a sync picks its scale-down victims (`chosen`, in the order their
+/// deletes will go out) among the sets the ranking allows (`ranked`, each sorted).
+pub(super) fn on_victims_chosen(s: &mut State, ranked: &[Vec<String>], chosen: &[String]) {
+    let mut set = chosen.to_vec();
+    set.sort();
+    if !ranked.contains(&set) {
+        flag(s, SCALE_DOWN_RANKED);
+    }
+}
+
+/// Checks made just after a controller request succeeded; `doomed` are the properties
+/// [`before_controller_request`] found it breaks.
 pub(super) fn after_controller_request(
     s: &mut State,
     rs: &ReplicaSet,
     task: &crate::controller::SyncTask,
     req: &Request,
+    doomed: Vec<&'static str>,
 ) {
+    for property in doomed {
+        flag(s, property);
+    }
     match req {
         Request::CreatePod(_) => {
             if s.active_controlled(rs.meta.uid) > rs.spec.replicas.max(0) as usize {

@@ -102,7 +102,7 @@ impl RsModel {
                         name: name.clone(),
                         options: DeleteOptions {
                             propagation: Some(*propagation),
-                            uid_precondition: None,
+                            ..DeleteOptions::default()
                         },
                     })
                     .ok()?;
@@ -184,7 +184,15 @@ impl RsModel {
                 worker,
                 pods,
             } => {
-                let c = &mut n.controllers[*controller as usize];
+                let ci = *controller as usize;
+                let task = n.controllers[ci].workers[*worker as usize].as_ref()?;
+                let rs_view = n.api.replicasets_at(task.read_at.0);
+                let pods_view = n.api.pods_at(task.read_at.1);
+                let view = self.sync_view(&rs_view, &pods_view, &task.key);
+                if let Some(ranked) = task.ranked_choices(&view) {
+                    prop::on_victims_chosen(n, &ranked, pods);
+                }
+                let c = &mut n.controllers[ci];
                 let task = c.workers[*worker as usize].as_mut()?;
                 task.choose(pods.clone(), &mut c.expectations);
             }
@@ -416,10 +424,10 @@ impl RsModel {
         task: &SyncTask,
         req: &Request,
     ) -> Result<u32, ApiError> {
-        prop::before_controller_request(n, rs, req);
+        let doomed = prop::before_controller_request(n, rs, req);
         let result = n.api.apply(req);
         if let Ok(resp) = &result {
-            prop::after_controller_request(n, rs, task, req);
+            prop::after_controller_request(n, rs, task, req, doomed);
             return Ok(match resp {
                 Response::Written { rv, .. }
                 | Response::Deleted { rv }
