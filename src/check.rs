@@ -95,13 +95,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         Err(code) => return code,
     };
     set_reduction(args.reduction());
-    let mut model = RsModel::new(config, args.profile);
-    if let Some(bug) = args.bug {
-        model = model.with_bug(bug);
-    }
-    for fix in &args.fixes {
-        model = model.with_fix(*fix);
-    }
+    let model = args.switches.apply(RsModel::new(config, args.profile));
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -158,7 +152,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     if !args.skip_liveness && !args.runs_liveness() {
         eprintln!(
             "rsmc check: convergence search skipped: {} breaks a safety property, and past its violations the convergence search would explore the broken cluster's whole state space (--liveness runs it anyway)",
-            args.bug.map(|b| b.to_string()).unwrap_or_default()
+            args.switches.bug.map(|b| b.to_string()).unwrap_or_default()
         );
     }
     if args.runs_liveness() {
@@ -178,8 +172,8 @@ pub fn run(args: &CheckArgs) -> i32 {
     let report = Report {
         profile: model.profile.name().to_string(),
         config: config_name.clone(),
-        bug: args.bug.map(|b| b.to_string()),
-        fixes: args.fixes.iter().map(|f| f.to_string()).collect(),
+        bug: args.switches.bug.map(|b| b.to_string()),
+        fixes: args.switches.fixes.iter().map(|f| f.to_string()).collect(),
         states: checker.state_count(),
         unique_states: checker.unique_state_count(),
         max_depth: checker.max_depth(),

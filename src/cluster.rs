@@ -106,6 +106,8 @@ fn run_up(args: &UpArgs) -> i32 {
     let opts = UpOptions {
         state_dir,
         without_replicaset: args.without_replicaset,
+        // The event gate is this program itself (`rsmc event-gate`).
+        event_gate: std::env::current_exe().ok(),
     };
     let result = control_plane::up(&opts, &progress);
     if let Some(bar) = &bar {
@@ -127,6 +129,12 @@ fn run_up(args: &UpArgs) -> i32 {
                 }
             );
             println!("kubeconfig: {kubeconfig}");
+            if cluster.event_gate().is_some() {
+                println!(
+                    "controller kubeconfig (through the event gate): {}",
+                    cluster.controller_kubeconfig().display()
+                );
+            }
             println!("export KUBECONFIG={kubeconfig}");
             exit::OK
         }

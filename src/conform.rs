@@ -6,6 +6,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::Client;
 use rsmc_conformance::control_plane::{self, LocalCluster};
 use rsmc_conformance::controller::{Controllers, Implementation};
+use rsmc_conformance::event_gate::GateClient;
 use rsmc_conformance::kubelet;
 use rsmc_conformance::run::{delete_namespaces, ScenarioRun, Target};
 use rsmc_conformance::settle::SettlePolicy;
@@ -62,6 +63,11 @@ pub struct ConformArgs {
     /// delivered earlier events (the model's environment writes only then).
     #[arg(long, default_value_t = 0.25)]
     pub write_pause: f64,
+    /// Judge by the model with these catalogue switches: `--fix NAME` for an implementation
+    /// that has an open issue's proposed fix (the reference controller has them all), `--bug
+    /// NAME` to check that an implementation behaves as the catalogued bug does.
+    #[command(flatten)]
+    pub switches: crate::Switches,
     /// Write each scenario's observed trace, verdict and kubectl views here.
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -203,11 +209,29 @@ async fn conform(args: &ConformArgs) -> i32 {
         Ok(f) => f,
         Err(e) => return bad(e),
     };
+    // Watch events can be held (`hold` steps) only through a local cluster's event gate;
+    // elsewhere such a scenario is judged without those steps, and the run says so.
+    let gate = local
+        .as_ref()
+        .and_then(|l| l.event_gate())
+        .map(GateClient::new);
     let mut prepared = Vec::new();
     for f in &files {
         match Prepared::load(f, profile) {
-            Ok(p) => prepared.push(Arc::new(p)),
+            Ok(mut p) => {
+                p.model = args.switches.apply(p.model);
+                if gate.is_none() && p.compiled.holds() {
+                    p = p.without_holds();
+                }
+                prepared.push(Arc::new(p))
+            }
             Err(e) => return bad(e.to_string()),
+        }
+    }
+    if let Some(gate) = &gate {
+        // Nothing held from an earlier, interrupted run.
+        if let Err(e) = gate.release_all().await {
+            return bad(e);
         }
     }
     let mut names = std::collections::BTreeMap::new();
@@ -270,6 +294,7 @@ async fn conform(args: &ConformArgs) -> i32 {
         },
         write_pause: Duration::from_secs_f64(args.write_pause),
         namespaces: Arc::new(Mutex::new(Vec::new())),
+        gate: gate.clone(),
         cluster: serde_json::json!({
             "server": version.git_version,
             "controller": match &implementation {
@@ -279,8 +304,15 @@ async fn conform(args: &ConformArgs) -> i32 {
             "kubelet": format!("{:?}", args.kubelet).to_lowercase(),
         }),
     });
+    let switches: String = args
+        .switches
+        .on(profile.semantics())
+        .switches()
+        .iter()
+        .map(|s| format!(", {s}"))
+        .collect();
     eprintln!(
-        "rsmc conform: {} scenarios on {} (server {}, profile {}, controller {}, kubelet {:?})",
+        "rsmc conform: {} scenarios on {} (server {}, profile {}{switches}, controller {}, kubelet {:?})",
         prepared.len(),
         kubeconfig.display(),
         version.git_version,
@@ -310,8 +342,13 @@ async fn conform(args: &ConformArgs) -> i32 {
         r = suite::run_all(target.clone(), prepared, args.jobs, &ran, &progress) => Some(r),
         _ = tokio::signal::ctrl_c() => None,
     };
-    // Clean up whatever is left: namespaces of an interrupted run, the fake nodes, the
-    // controller processes the run started.
+    // Clean up whatever is left: events held by an interrupted run, its namespaces, the fake
+    // nodes, the controller processes the run started.
+    if let Some(gate) = &gate {
+        if let Err(e) = gate.release_all().await {
+            eprintln!("warning: {e}");
+        }
+    }
     let left: Vec<String> = target.namespaces.lock().unwrap().clone();
     if !left.is_empty() {
         eprintln!("deleting namespaces {}", left.join(", "));

@@ -9,7 +9,7 @@
 use crate::exit;
 use crate::trace_file;
 use rsmc_oracle::trace::{Objects, Trace};
-use rsmc_spec::bugs::{Bug, Fix};
+use rsmc_spec::bugs::Fix;
 use rsmc_spec::config::Config;
 use rsmc_spec::model::{Action, RsModel, State};
 use rsmc_spec::profile::Profile;
@@ -28,14 +28,10 @@ pub struct ExploreArgs {
     /// `--trace`, the configuration the trace records, which this must match if given).
     #[arg(long)]
     pub config: Option<String>,
-    /// Re-introduce a catalogued upstream bug (see `rsmc bugs`); without `--config`, the
-    /// preset the catalogue names for it. A trace written with `--bug` needs it here too.
-    #[arg(long)]
-    pub bug: Option<Bug>,
-    /// Switch on the proposed fix of an open upstream issue (see `rsmc bugs`); repeatable. A
-    /// trace written with `--fix` needs it here too.
-    #[arg(long = "fix")]
-    pub fixes: Vec<Fix>,
+    /// Without `--config`, `--bug` opens the preset the catalogue names for the bug. A trace
+    /// written with `--bug` or `--fix` needs them here too.
+    #[command(flatten)]
+    pub switches: crate::Switches,
     /// Where the Explorer listens (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:3000")]
     pub addr: SocketAddr,
@@ -69,11 +65,11 @@ struct Explorer {
 fn prepare(args: &ExploreArgs) -> Result<Explorer, String> {
     let (model, config_name, trace) = match &args.trace {
         None => {
-            let name = crate::config_name(args.config.as_deref(), args.bug);
+            let name = crate::config_name(args.config.as_deref(), args.switches.bug);
             let config = Config::load(&name).map_err(|e| e.to_string())?;
             let profile = args.profile.unwrap_or(Profile::K8s120);
             (
-                with_switches(RsModel::new(config, profile), args),
+                args.switches.apply(RsModel::new(config, profile)),
                 name,
                 None,
             )
@@ -81,7 +77,9 @@ fn prepare(args: &ExploreArgs) -> Result<Explorer, String> {
         Some(file) => {
             let (trace, profile) = trace_file::read(file)?;
             agrees_with_flags(args, &trace, profile, file)?;
-            let model = with_switches(RsModel::new(trace.config.clone(), profile), args);
+            let model = args
+                .switches
+                .apply(RsModel::new(trace.config.clone(), profile));
             let path = replay(&model, &trace)
                 .map_err(|e| format!("{}: {e}", file.display()))?
                 .encode(&model);
@@ -106,17 +104,6 @@ fn prepare(args: &ExploreArgs) -> Result<Explorer, String> {
         addr,
         trace,
     })
-}
-
-/// The model with the `--bug` and `--fix` switches of `args`.
-fn with_switches(mut model: RsModel, args: &ExploreArgs) -> RsModel {
-    if let Some(bug) = args.bug {
-        model = model.with_bug(bug);
-    }
-    for fix in &args.fixes {
-        model = model.with_fix(*fix);
-    }
-    model
 }
 
 /// With `--trace`, the model is the one the trace records; `--profile` and `--config` may

@@ -58,6 +58,60 @@ enum Command {
     /// Serve stateright's Explorer over the model (states drawn as the cluster with kubectl
     /// tables); `--trace` opens it on a trace's last state.
     Explore(explore::ExploreArgs),
+    /// The local cluster's event gate (started by `rsmc cluster up`, not by hand).
+    #[command(hide = true)]
+    EventGate(EventGateArgs),
+}
+
+/// Arguments of `rsmc event-gate`.
+#[derive(clap::Args, Debug)]
+pub struct EventGateArgs {
+    /// Where to listen (loopback).
+    #[arg(long)]
+    pub listen: std::net::SocketAddr,
+    /// The kube-apiserver's HTTPS URL.
+    #[arg(long)]
+    pub upstream: String,
+    /// The CA certificate that signs the kube-apiserver's certificate.
+    #[arg(long)]
+    pub ca: PathBuf,
+    /// kube-apiserver's token file (`token,user,uid,"groups"`): its first token is sent with
+    /// requests that carry no credentials.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// The cluster's state directory (identifies the process as the cluster's).
+    #[arg(long)]
+    pub state_dir: PathBuf,
+}
+
+fn event_gate(args: &EventGateArgs) -> i32 {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let token = match &args.token_file {
+        Some(file) => match std::fs::read_to_string(file) {
+            Ok(text) => text.split(',').next().map(|t| t.trim().to_string()),
+            Err(e) => {
+                eprintln!("error: {}: {e}", file.display());
+                return exit::BAD_INPUT;
+            }
+        },
+        None => None,
+    };
+    match runtime.block_on(rsmc_conformance::event_gate::serve(
+        args.listen,
+        &args.upstream,
+        &args.ca,
+        token.as_deref(),
+    )) {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::BAD_INPUT
+        }
+    }
 }
 
 /// Arguments of `rsmc traces`.
@@ -105,6 +159,10 @@ pub struct OracleArgs {
     /// Behaviour profile, unless the scenario names one.
     #[arg(long, default_value = "k8s-1.20")]
     pub profile: Profile,
+    /// Judge by the model with these switches (the implementation under test has the bug,
+    /// or the fix).
+    #[command(flatten)]
+    pub switches: Switches,
     /// Print the verdict as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -118,9 +176,41 @@ pub struct ReplayArgs {
     /// Behaviour profile, unless the scenario names one.
     #[arg(long, default_value = "k8s-1.20")]
     pub profile: Profile,
+    #[command(flatten)]
+    pub switches: Switches,
     /// Print the replay as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The catalogue's switches a command's model runs with (`rsmc bugs` lists them).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Switches {
+    /// Re-introduce a catalogued upstream bug (see `rsmc bugs`).
+    #[arg(long)]
+    pub bug: Option<rsmc_spec::bugs::Bug>,
+    /// Switch on the proposed fix of an open upstream issue (see `rsmc bugs`); repeatable.
+    #[arg(long = "fix")]
+    pub fixes: Vec<rsmc_spec::bugs::Fix>,
+}
+
+impl Switches {
+    /// `sem` with these switches on.
+    pub fn on(&self, mut sem: rsmc_spec::profile::Semantics) -> rsmc_spec::profile::Semantics {
+        if let Some(bug) = self.bug {
+            sem.bug = Some(bug);
+        }
+        for fix in &self.fixes {
+            sem = sem.with_fix(*fix, true);
+        }
+        sem
+    }
+
+    /// `model` with these switches on.
+    pub fn apply(&self, mut model: rsmc_spec::model::RsModel) -> rsmc_spec::model::RsModel {
+        model.sem = self.on(model.sem);
+        model
+    }
 }
 
 /// Arguments of `rsmc check`.
@@ -133,12 +223,8 @@ pub struct CheckArgs {
     /// with `--bug` the preset the catalogue names for it).
     #[arg(long)]
     pub config: Option<String>,
-    /// Re-introduce a catalogued upstream bug (see `rsmc bugs`).
-    #[arg(long)]
-    pub bug: Option<rsmc_spec::bugs::Bug>,
-    /// Switch on the proposed fix of an open upstream issue (see `rsmc bugs`); repeatable.
-    #[arg(long = "fix")]
-    pub fixes: Vec<rsmc_spec::bugs::Fix>,
+    #[command(flatten)]
+    pub switches: Switches,
     /// Fail (exit 1) on violations that match a known open upstream issue, too.
     #[arg(long)]
     pub strict: bool,
@@ -176,6 +262,7 @@ impl CheckArgs {
     /// for a convergence entry or with `--liveness`.
     pub fn runs_liveness(&self) -> bool {
         let safety_bug = self
+            .switches
             .bug
             .is_some_and(|b| b.entry().property != rsmc_spec::liveness::CONVERGENCE);
         !self.skip_liveness && (self.liveness || !safety_bug)
@@ -195,7 +282,7 @@ impl CheckArgs {
 
     /// The configuration to check: `--config`, else the bug's preset, else `default`.
     pub fn config_name(&self) -> String {
-        config_name(self.config.as_deref(), self.bug)
+        config_name(self.config.as_deref(), self.switches.bug)
     }
 }
 
@@ -266,6 +353,7 @@ fn main() {
         Command::Cluster(args) => cluster::run(&args),
         Command::Conform(args) => conform::run(&args),
         Command::Explore(args) => explore::run(&args),
+        Command::EventGate(args) => event_gate(&args),
     };
     std::process::exit(code);
 }

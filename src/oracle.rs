@@ -9,7 +9,10 @@ use rsmc_oracle::prepared::Prepared;
 
 pub fn run(args: &OracleArgs) -> i32 {
     let loaded = match Prepared::load(&args.scenario, args.profile) {
-        Ok(l) => l,
+        Ok(mut l) => {
+            l.model = args.switches.apply(l.model);
+            l
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return exit::BAD_INPUT;

@@ -24,7 +24,8 @@ const BUILTIN_SECOND: &str = "kcm-replicaset-2";
 pub enum Implementation {
     /// kube-controller-manager's replicaset controller.
     Builtin,
-    /// A command that runs a ReplicaSet controller against `$KUBECONFIG`.
+    /// A command that runs a ReplicaSet controller against `$KUBECONFIG` (on a local
+    /// cluster: through its event gate).
     External { command: String },
 }
 
@@ -67,10 +68,16 @@ impl Controllers {
                 ));
             }
         }
+        // On a local cluster the controller talks through the event gate (when there is
+        // one), so that `hold` steps can hold its watch events.
+        let kubeconfig = match &local {
+            Some(local) => local.controller_kubeconfig(),
+            None => kubeconfig.to_path_buf(),
+        };
         let mut c = Controllers {
             implementation,
             local,
-            kubeconfig: kubeconfig.to_path_buf(),
+            kubeconfig,
             log_dir: log_dir.to_path_buf(),
             external: [None, None],
             starts: 0,

@@ -8,10 +8,13 @@
 //!   [`recorder`], settle points found by [`settle`], what a user sees taken by [`kubectl`],
 //!   and the oracle's verdict.
 //! - [`controller`]: the implementation under test and the steps that act on its processes.
+//! - [`event_gate`]: the proxy in front of the API server that holds a type's watch events
+//!   from the controller under test (`hold` / `release` steps).
 //! - [`suite`]: many scenarios side by side, and the report.
 
 pub mod control_plane;
 pub mod controller;
+pub mod event_gate;
 pub mod kubectl;
 pub mod kubelet;
 pub mod recorder;

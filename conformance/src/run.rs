@@ -2,6 +2,7 @@
 //! the kubectl views, and the oracle's verdict.
 
 use crate::controller::Controllers;
+use crate::event_gate::GateClient;
 use crate::kubectl::{kubectl, normalise_describe, normalise_table};
 use crate::kubelet;
 use crate::recorder::Recorder;
@@ -16,7 +17,7 @@ use rsmc_oracle::judge::{self, Verdict};
 use rsmc_oracle::observed::{self, RawObserved, RawSegment, RawSnapshot, SCHEMA};
 use rsmc_oracle::prepared::Prepared;
 use rsmc_oracle::render;
-use rsmc_oracle::scenario::StepKind;
+use rsmc_oracle::scenario::{resource_name, StepKind};
 use rsmc_spec::api::ApiServer;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -39,6 +40,9 @@ pub struct Target {
     pub write_pause: Duration,
     /// Namespaces in use, so that an interrupted run can delete them.
     pub namespaces: Arc<Mutex<Vec<String>>>,
+    /// The local cluster's event gate, which holds watch events from the controller under
+    /// test (`hold` steps); `None` on other clusters, where those steps are not forced.
+    pub gate: Option<GateClient>,
     /// A description of the cluster for observed traces (server version, controller).
     pub cluster: serde_json::Value,
 }
@@ -94,7 +98,7 @@ impl ScenarioRun {
 }
 
 /// Whether the scenario acts on the controller's processes (restarts, handovers), which
-/// forbids running other scenarios beside it.
+/// must be undone after it.
 pub fn needs_controller(prepared: &Prepared) -> bool {
     prepared.scenario.steps.iter().any(|s| {
         matches!(
@@ -104,6 +108,17 @@ pub fn needs_controller(prepared: &Prepared) -> bool {
                 | StepKind::StopFirstLeader
         )
     })
+}
+
+/// Whether the scenario must run with no other beside it: it acts on the controller's
+/// processes, or holds its watch events (which holds them for every namespace).
+pub fn runs_alone(prepared: &Prepared) -> bool {
+    needs_controller(prepared)
+        || prepared
+            .scenario
+            .steps
+            .iter()
+            .any(|s| matches!(s.kind, StepKind::Hold { .. } | StepKind::Release { .. }))
 }
 
 /// Run one scenario on the cluster (judge it with [`judge`]).
@@ -233,6 +248,34 @@ async fn steps_and_settles(
             StepKind::ExpireExpectations { .. } => out.not_forced.push(format!(
                 "{label}: expectations expire after 5 minutes inside the controller; the run does not wait for that"
             )),
+            StepKind::Hold { kind } | StepKind::Release { kind } => {
+                let Some(gate) = &target.gate else {
+                    out.not_forced.push(format!(
+                        "{label}: only the local control plane's event gate can hold watch events; the run is judged without this step"
+                    ));
+                    continue;
+                };
+                let hold = matches!(step.kind, StepKind::Hold { .. });
+                if hold {
+                    let status = gate
+                        .status()
+                        .await
+                        .map_err(|e| broken(format!("{label}: {e}")))?;
+                    if status.watches.get(*kind) == 0 {
+                        return Err(broken(format!(
+                            "{label}: the controller under test watches no {} through the event gate: it must use the kubeconfig the runner gives it ($KUBECONFIG)",
+                            resource_name(*kind)
+                        )));
+                    }
+                    gate.hold(*kind).await
+                } else {
+                    // What the controller does on its stale cache must have happened before
+                    // the events flow again: wait for the namespace to be quiet first.
+                    quiet(&recorder, target.policy).await;
+                    gate.release(*kind).await
+                }
+                .map_err(|e| broken(format!("{label}: {e}")))?;
+            }
             StepKind::RestartController { .. }
             | StepKind::StartSecondLeader
             | StepKind::StopFirstLeader => {
@@ -279,6 +322,16 @@ async fn steps_and_settles(
         cluster: target.cluster.clone(),
         segments,
     })
+}
+
+/// Wait until no event has been recorded for the quiet window (at most the settle
+/// timeout: a controller that keeps writing on a stale cache is released anyway, and its
+/// writes are judged).
+async fn quiet(recorder: &Recorder, policy: SettlePolicy) {
+    let started = Instant::now();
+    while recorder.quiet_for() < policy.quiet_window && started.elapsed() < policy.timeout {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 fn snapshot(settled: &Settled) -> RawSnapshot {

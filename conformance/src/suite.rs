@@ -1,5 +1,6 @@
 //! Many scenarios on one cluster: independent ones side by side in their own namespaces,
-//! those that restart or duplicate the controller alone, and a report.
+//! those that restart or duplicate the controller or hold its watch events alone, and a
+//! report.
 
 use crate::run::{self, report_paths, ScenarioRun, Target};
 use rsmc_oracle::judge;
@@ -22,7 +23,7 @@ pub async fn run_all(
         .iter()
         .cloned()
         .enumerate()
-        .partition(|(_, p)| run::needs_controller(p));
+        .partition(|(_, p)| run::runs_alone(p));
     let mut results: Vec<Option<ScenarioRun>> = scenarios.iter().map(|_| None).collect();
     let permits = Arc::new(Semaphore::new(jobs.max(1)));
     let mut tasks = tokio::task::JoinSet::new();

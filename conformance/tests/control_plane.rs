@@ -37,6 +37,7 @@ fn up(dir: &Path) -> LocalCluster {
     let opts = UpOptions {
         state_dir: dir.to_path_buf(),
         without_replicaset: false,
+        event_gate: None,
     };
     let cluster = control_plane::up(&opts, &progress).unwrap_or_else(|e| panic!("up: {e}"));
     eprintln!("up took {:.1}s", start.elapsed().as_secs_f64());
@@ -273,6 +274,7 @@ fn up_reaps_what_a_crashed_owner_left_and_refuses_a_live_cluster() {
         &UpOptions {
             state_dir: dir.clone(),
             without_replicaset: false,
+            event_gate: None,
         },
         &|_| {},
     ) {
@@ -308,6 +310,7 @@ fn a_directory_that_is_not_a_clusters_is_refused() {
         &UpOptions {
             state_dir: tmp.path().to_path_buf(),
             without_replicaset: false,
+            event_gate: None,
         },
         &|_| {},
     );

@@ -13,10 +13,12 @@
 //! as kubectl tables.
 
 use crate::binding::{match_objects, Binding, ModelObjects};
+use crate::broken::broken_by;
 use crate::explore::{outcomes, TooLarge};
 use crate::observed::{Observed, Snapshot};
 use crate::side_by_side;
 use crate::validate::{ends_matching, validate, Segment, Validation};
+use rsmc_spec::bugs::{Status, CATALOGUE};
 use rsmc_spec::model::{RsModel, State};
 use serde::Serialize;
 use stateright::Model;
@@ -72,6 +74,10 @@ pub struct SettlePoint {
     /// The scenario step where the divergence starts, numbered from 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub divergent_step: Option<usize>,
+    /// The safety property the first divergent write breaks, when one does
+    /// ([`crate::broken`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breaks: Option<&'static str>,
 }
 
 /// The whole verdict.
@@ -79,8 +85,23 @@ pub struct SettlePoint {
 pub struct Verdict {
     pub scenario: String,
     pub profile: String,
+    /// The catalogue switches of the model judged by (`bug NAME`, `fix NAME`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub switches: Vec<String>,
     pub conforms: bool,
     pub settle_points: Vec<SettlePoint>,
+    /// Safety properties that every model run matching a conforming recording breaks: the
+    /// cluster did what the model allows, and what it allows there is an upstream race
+    /// (each with the catalogue's label, or saying that no open entry names it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub broken_as_modelled: Vec<String>,
+}
+
+impl Verdict {
+    /// The property the run's first divergent write breaks, if any.
+    pub fn breaks(&self) -> Option<&'static str> {
+        self.settle_points.iter().find_map(|p| p.breaks)
+    }
 }
 
 /// Why a run could not be judged.
@@ -145,6 +166,7 @@ pub fn judge(subject: &Subject, observed: &Observed, limit: usize) -> Result<Ver
 
         // Trace level.
         let mut trace_divergent_step = None;
+        let mut breaks = None;
         let trace = match (&segment.events, by_trace.is_empty()) {
             (_, true) => Level::NotJudged,
             (None, false) => {
@@ -181,6 +203,7 @@ pub fn judge(subject: &Subject, observed: &Observed, limit: usize) -> Result<Ver
                     }
                     Validation::Diverges(d) => {
                         by_trace.clear();
+                        breaks = broken_by(before, events, d.event, &subject.model.sem);
                         trace_divergent_step = events[..d.event.min(events.len())]
                             .iter()
                             .rev()
@@ -217,18 +240,54 @@ pub fn judge(subject: &Subject, observed: &Observed, limit: usize) -> Result<Ver
             outcome,
             trace,
             divergent_step,
+            breaks,
         });
         previous_settle = Some(*settle);
     }
     let conforms = points
         .iter()
         .all(|p| !p.outcome.diverges() && !p.trace.diverges() && p.outcome != Level::NotJudged);
+    let matched = if by_trace.is_empty() {
+        &by_outcome
+    } else {
+        &by_trace
+    };
+    let broken_as_modelled = if conforms {
+        broken_in_every(matched)
+    } else {
+        Vec::new()
+    };
     Ok(Verdict {
         scenario: subject.name.to_string(),
         profile: subject.model.profile.name().to_string(),
+        switches: subject.model.sem.switches(),
         conforms,
         settle_points: points,
+        broken_as_modelled,
     })
+}
+
+/// The safety properties every one of `matched` has broken on its way, each labelled as the
+/// open catalogue entry that names it (or as not known).
+fn broken_in_every(matched: &[(State, Binding)]) -> Vec<String> {
+    let Some((first, _)) = matched.first() else {
+        return Vec::new();
+    };
+    first
+        .ghost
+        .violated
+        .iter()
+        .filter(|p| matched.iter().all(|(s, _)| s.ghost.violated.contains(*p)))
+        .map(|p| {
+            let known = CATALOGUE
+                .iter()
+                .find(|e| e.status == Status::Open && e.property == *p);
+            match known {
+                Some(entry) => format!("{p}: {}", entry.known_label()),
+                None => format!("{p}: no open catalogue entry names it"),
+            }
+        })
+        .collect()
 }
 
 /// The outcome level at one settle point: explore from each candidate, keep the outcomes
@@ -319,9 +378,13 @@ fn judge_outcome(
 /// The verdict as text for a terminal.
 pub fn render(v: &Verdict) -> String {
     let mut out = format!(
-        "rsmc oracle: scenario {} (profile {}): {}\n",
+        "rsmc oracle: scenario {} (profile {}{}): {}\n",
         v.scenario,
         v.profile,
+        v.switches
+            .iter()
+            .map(|s| format!(", {s}"))
+            .collect::<String>(),
         if v.conforms {
             "CONFORMS"
         } else {
@@ -380,6 +443,12 @@ pub fn render(v: &Verdict) -> String {
         if let Some(step) = p.divergent_step {
             out.push_str(&format!("  first divergent step: {step}\n"));
         }
+        if let Some(property) = p.breaks {
+            out.push_str(&format!("  the divergent write breaks: {property}\n"));
+        }
+    }
+    for broken in &v.broken_as_modelled {
+        out.push_str(&format!("\nevery model run that matches breaks {broken}\n"));
     }
     out
 }

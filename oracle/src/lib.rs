@@ -8,6 +8,7 @@
 //! - [`trace_text`]: a trace as text, the tables after every step.
 
 pub mod binding;
+pub mod broken;
 pub mod cover;
 pub mod error;
 pub mod explore;

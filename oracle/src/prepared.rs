@@ -37,6 +37,25 @@ impl Prepared {
         })
     }
 
+    /// The same scenario judged without its `hold` and `release` steps (see
+    /// [`Compiled::without_holds`]), with the same catalogue switches.
+    pub fn without_holds(&self) -> Prepared {
+        let compiled = self.compiled.without_holds();
+        let mut model = RsModel::scripted(
+            compiled.config.clone(),
+            compiled.profile,
+            compiled.script.clone(),
+        )
+        .expect("a valid script without some of its moves is valid");
+        model.sem = self.model.sem;
+        Prepared {
+            scenario: self.scenario.clone(),
+            compiled,
+            model,
+            steps: self.steps.clone(),
+        }
+    }
+
     /// What the oracle judges and replays.
     pub fn subject(&self) -> Subject<'_> {
         Subject {

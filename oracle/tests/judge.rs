@@ -6,6 +6,7 @@
 use rsmc_oracle::judge::{judge, render, Level, Verdict};
 use rsmc_oracle::observed;
 use rsmc_oracle::prepared::Prepared;
+use rsmc_spec::model::properties::{ADOPTION_RULES, NO_OVER_CREATION, SCALE_DOWN_RANKED};
 use rsmc_spec::profile::Profile;
 use std::path::{Path, PathBuf};
 
@@ -46,6 +47,7 @@ fn assert_conforms(v: &Verdict) {
 #[test]
 fn correct_runs_conform_at_both_levels() {
     assert_conforms(&frontend("frontend.observed.json"));
+    assert_eq!(frontend("frontend.observed.json").breaks(), None);
     assert_conforms(&ranking("ranking.observed.json"));
     assert_conforms(&orphan("orphan.observed.json"));
 }
@@ -74,6 +76,8 @@ fn a_surplus_pod_created_then_deleted_is_caught_by_trace_validation() {
         "{seen}"
     );
     assert_eq!(first.divergent_step, Some(1));
+    assert_eq!(first.breaks, Some(NO_OVER_CREATION));
+    assert_eq!(v.breaks(), Some(NO_OVER_CREATION));
     assert_eq!(v.settle_points[1].trace, Level::NotJudged);
 }
 
@@ -115,6 +119,7 @@ fn the_wrong_victim_on_scale_down_is_caught_at_both_levels() {
         "the differing pod row is marked: {table}"
     );
     assert_eq!(third.divergent_step, Some(5));
+    assert_eq!(third.breaks, Some(SCALE_DOWN_RANKED));
 }
 
 /// A pod re-adopted by a ReplicaSet that is being deleted, then orphaned again: the end
@@ -139,6 +144,12 @@ fn an_adoption_by_a_deleting_replicaset_is_caught_by_trace_validation() {
     assert!(
         seen.starts_with("MODIFIED pod/frontend-x7k2p labels=tier=frontend controller=ReplicaSet/frontend (written by the controller or the garbage collector)"),
         "{seen}"
+    );
+    assert_eq!(second.breaks, Some(ADOPTION_RULES));
+    assert!(
+        render(&v).contains(&format!("the divergent write breaks: {ADOPTION_RULES}")),
+        "{}",
+        render(&v)
     );
 }
 

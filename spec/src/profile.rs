@@ -121,6 +121,16 @@ impl Semantics {
         }
     }
 
+    /// The catalogue switches on, as `bug NAME` and `fix NAME`, for reports.
+    pub fn switches(&self) -> Vec<String> {
+        let bug = self.bug.map(|b| format!("bug {b}"));
+        let fixes = Fix::ALL
+            .into_iter()
+            .filter(|f| self.fixed(*f))
+            .map(|f| format!("fix {f}"));
+        bug.into_iter().chain(fixes).collect()
+    }
+
     /// These semantics with the proposed fix `fix` switched on or off.
     pub fn with_fix(mut self, fix: Fix, on: bool) -> Self {
         match fix {

@@ -1,6 +1,6 @@
 //! The components of a local cluster and their command lines (Kubernetes v1.20.2).
 //!
-//! Four processes, each with its own log:
+//! Four or five processes, each with its own log:
 //! - `etcd` on two free loopback ports (client, peer), data in the state directory;
 //! - `kube-apiserver`, HTTPS on 127.0.0.1 only (v1.20 rejects an insecure port), token
 //!   authentication, RBAC, no ServiceAccount admission (there are no service accounts to
@@ -9,6 +9,9 @@
 //! - `kcm-system`: kube-controller-manager with the controllers a ReplicaSet run relies on
 //!   besides the replicaset controller: the garbage collector (owner references, cascading
 //!   deletion), namespace (test namespaces are deleted) and serviceaccount-token;
+//! - `event-gate` (when the caller can run it, as `rsmc cluster up` can): the proxy through
+//!   which the replicaset controller talks to kube-apiserver, so that a conformance run can
+//!   hold back its watch events (`crate::event_gate`);
 //! - `kcm-replicaset`: a second kube-controller-manager with only the replicaset controller.
 //!   It is separate so that the conformance runner can restart it, run a second instance of
 //!   it, or stop it (scenario steps about controller restarts and overlapping leaders)
@@ -31,6 +34,15 @@ pub const ETCD: &str = "etcd";
 pub const KUBE_APISERVER: &str = "kube-apiserver";
 pub const KCM_SYSTEM: &str = "kcm-system";
 pub const KCM_REPLICASET: &str = "kcm-replicaset";
+pub const EVENT_GATE: &str = "event-gate";
+
+/// The event gate of a cluster: the program that serves it (`rsmc`, run as `rsmc
+/// event-gate`) and its port.
+#[derive(Debug, Clone)]
+pub struct GatePlan {
+    pub program: std::path::PathBuf,
+    pub port: u16,
+}
 
 /// The service-account issuer (any URL works; this is the conventional one).
 const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
@@ -49,6 +61,7 @@ pub fn plan(
     certs: &Certs,
     ports: Ports,
     with_replicaset: bool,
+    gate: Option<&GatePlan>,
 ) -> Vec<Component> {
     let p = |path: std::path::PathBuf| path.display().to_string();
     let etcd_client = format!("http://127.0.0.1:{}", ports.etcd_client);
@@ -91,10 +104,10 @@ pub fn plan(
         ],
         env: vec![],
     };
-    let kcm = |controllers: &str, extra: Vec<String>| CommandLine {
+    let kcm = |controllers: &str, kubeconfig: std::path::PathBuf, extra: Vec<String>| CommandLine {
         program: bins.kube_controller_manager(),
         args: [
-            format!("--kubeconfig={}", p(kubeconfig.clone())),
+            format!("--kubeconfig={}", p(kubeconfig)),
             format!("--controllers={controllers}"),
             "--leader-elect=false".to_string(),
             "--secure-port=0".to_string(),
@@ -108,6 +121,7 @@ pub fn plan(
     };
     let kcm_system = kcm(
         "garbagecollector,namespace,serviceaccount-token",
+        kubeconfig.clone(),
         vec![
             format!(
                 "--service-account-private-key-file={}",
@@ -116,7 +130,12 @@ pub fn plan(
             format!("--root-ca-file={}", p(certs.ca_cert.clone())),
         ],
     );
-    let kcm_replicaset = kcm("replicaset", vec![]);
+    // The replicaset controller watches through the event gate when there is one.
+    let controller_kubeconfig = match gate {
+        Some(_) => layout.controller_kubeconfig(),
+        None => kubeconfig.clone(),
+    };
+    let kcm_replicaset = kcm("replicaset", controller_kubeconfig, vec![]);
 
     let synced = |names: &[&str]| Readiness::CachesSynced {
         names: names.iter().map(|n| n.to_string()).collect(),
@@ -145,6 +164,28 @@ pub fn plan(
             synced(&["tokens", "namespace", "garbage collector"]),
         ),
     ];
+    if let Some(gate) = gate {
+        let url = format!("http://127.0.0.1:{}", gate.port);
+        components.push(component(
+            layout,
+            EVENT_GATE,
+            CommandLine {
+                program: gate.program.clone(),
+                args: vec![
+                    "event-gate".to_string(),
+                    format!("--listen=127.0.0.1:{}", gate.port),
+                    format!("--upstream=https://127.0.0.1:{}", ports.apiserver),
+                    format!("--ca={}", p(certs.ca_cert.clone())),
+                    format!("--token-file={}", p(layout.token_file())),
+                    // Names the state directory on the command line, as every component's
+                    // does: how a later `up` or `down` knows the process is this cluster's.
+                    format!("--state-dir={}", p(layout.dir().to_path_buf())),
+                ],
+                env: vec![],
+            },
+            Readiness::GateStatus { url },
+        ));
+    }
     if with_replicaset {
         components.push(component(
             layout,
@@ -179,8 +220,14 @@ pub fn stop_grace(component: &str) -> Duration {
     }
 }
 
-/// Whether a component may run twice at once: only controller managers (etcd and
-/// kube-apiserver own their ports and data).
+/// Whether a component may run twice at once: only controller managers (etcd,
+/// kube-apiserver and the event gate own their ports and data).
 pub fn copyable(component: &Component) -> bool {
-    component.name != ETCD && component.name != KUBE_APISERVER
+    is_controller_manager(&component.name)
+}
+
+/// Whether the component is a kube-controller-manager (they start together, after the
+/// servers they talk to).
+pub fn is_controller_manager(name: &str) -> bool {
+    name.starts_with("kcm-")
 }

@@ -30,26 +30,35 @@ pub fn write_token_file(path: &Path, token: &str) -> Result<(), ClusterError> {
     write_private(path, &format!("{token},{USER},{USER},\"system:masters\"\n"))
 }
 
-/// Writes the kubeconfig for `server` with the CA certificate file `ca` and `token`.
+/// Writes the kubeconfig for `server` with the CA certificate file `ca` (an HTTPS server)
+/// and `token` (none: the event gate adds the credentials).
 pub fn write_kubeconfig(
     path: &Path,
     server: &str,
-    ca: &Path,
-    token: &str,
+    ca: Option<&Path>,
+    token: Option<&str>,
 ) -> Result<(), ClusterError> {
-    let ca_pem = std::fs::read(ca).map_err(|e| ClusterError::io("cannot read", ca, e))?;
+    let user = match token {
+        Some(token) => format!("\n    token: {token}"),
+        None => " {}".to_string(),
+    };
+    let ca = match ca {
+        Some(ca) => {
+            let pem = std::fs::read(ca).map_err(|e| ClusterError::io("cannot read", ca, e))?;
+            format!("\n    certificate-authority-data: {}", base64(&pem))
+        }
+        None => String::new(),
+    };
     let text = format!(
         "apiVersion: v1\n\
          kind: Config\n\
          clusters:\n\
          - name: {CONTEXT}\n  \
            cluster:\n    \
-             server: {server}\n    \
-             certificate-authority-data: {ca}\n\
+             server: {server}{ca}\n\
          users:\n\
          - name: {USER}\n  \
-           user:\n    \
-             token: {token}\n\
+           user:{user}\n\
          contexts:\n\
          - name: {CONTEXT}\n  \
            context:\n    \
@@ -57,7 +66,6 @@ pub fn write_kubeconfig(
              user: {USER}\n    \
              namespace: default\n\
          current-context: {CONTEXT}\n",
-        ca = base64(&ca_pem),
     );
     write_private(path, &text)
 }

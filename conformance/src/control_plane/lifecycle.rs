@@ -37,6 +37,9 @@ pub struct UpOptions {
     /// Leave out kube-controller-manager's replicaset controller (another implementation of
     /// it is under test).
     pub without_replicaset: bool,
+    /// The program that serves the event gate (`rsmc`, which runs it as `rsmc event-gate`);
+    /// `None`: no gate, and the replicaset controller talks to kube-apiserver directly.
+    pub event_gate: Option<PathBuf>,
 }
 
 /// The default state directory: `$RSMC_CLUSTER_DIR`, else
@@ -125,8 +128,8 @@ fn start(
     let certs = certs::generate(&layout.certs())?;
     let token = kubeconfig::random_hex(16)?;
     kubeconfig::write_token_file(&layout.token_file(), &token)?;
-    let [etcd_client, etcd_peer, apiserver] = ports::free_ports(3)?[..] else {
-        unreachable!("three ports were asked for");
+    let [etcd_client, etcd_peer, apiserver, gate_port] = ports::free_ports(4)?[..] else {
+        unreachable!("four ports were asked for");
     };
     let ports = Ports {
         etcd_client,
@@ -134,12 +137,37 @@ fn start(
         apiserver,
     };
     let apiserver_url = format!("https://127.0.0.1:{apiserver}");
-    kubeconfig::write_kubeconfig(&layout.kubeconfig(), &apiserver_url, &certs.ca_cert, &token)?;
+    kubeconfig::write_kubeconfig(
+        &layout.kubeconfig(),
+        &apiserver_url,
+        Some(&certs.ca_cert),
+        Some(&token),
+    )?;
+    let gate = opts
+        .event_gate
+        .as_ref()
+        .map(|program| components::GatePlan {
+            program: program.clone(),
+            port: gate_port,
+        });
+    let gate_url = gate
+        .as_ref()
+        .map(|g| format!("http://127.0.0.1:{}", g.port));
+    if let Some(url) = &gate_url {
+        kubeconfig::write_kubeconfig(&layout.controller_kubeconfig(), url, None, None)?;
+    }
     for dir in [layout.logs(), layout.pids(), layout.etcd_data()] {
         std::fs::create_dir_all(&dir).map_err(|e| ClusterError::io("cannot create", &dir, e))?;
     }
 
-    let components = components::plan(layout, &bins, &certs, ports, !opts.without_replicaset);
+    let components = components::plan(
+        layout,
+        &bins,
+        &certs,
+        ports,
+        !opts.without_replicaset,
+        gate.as_ref(),
+    );
     let mut state = ClusterState {
         format: FORMAT.to_string(),
         kubernetes_version: binaries::K8S_VERSION.to_string(),
@@ -149,15 +177,19 @@ fn start(
         apiserver_url,
         ports,
         builtin_replicaset: !opts.without_replicaset,
+        event_gate: gate_url,
         complete: false,
         components,
     };
     state.save(layout)?;
 
-    // etcd, then kube-apiserver, then both controller managers at once.
-    let names: Vec<String> = state.components.iter().map(|c| c.name.clone()).collect();
-    let (servers, controllers) = names.split_at(2);
-    for name in servers {
+    // etcd, then kube-apiserver, then the event gate, then the controller managers at once.
+    let (controllers, servers): (Vec<String>, Vec<String>) = state
+        .components
+        .iter()
+        .map(|c| c.name.clone())
+        .partition(|name| components::is_controller_manager(name));
+    for name in &servers {
         let started = spawn(layout, &mut state, name, progress)?;
         wait(&state, name, started, progress)?;
     }

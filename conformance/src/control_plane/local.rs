@@ -22,6 +22,7 @@ pub struct LocalCluster {
     kubeconfig: PathBuf,
     apiserver_url: String,
     builtin_replicaset: bool,
+    event_gate: Option<String>,
 }
 
 impl LocalCluster {
@@ -31,6 +32,7 @@ impl LocalCluster {
             kubeconfig: state.kubeconfig.clone(),
             apiserver_url: state.apiserver_url.clone(),
             builtin_replicaset: state.builtin_replicaset,
+            event_gate: state.event_gate.clone(),
         }
     }
 
@@ -62,6 +64,20 @@ impl LocalCluster {
     /// The admin kubeconfig (token user in `system:masters`, CA embedded).
     pub fn kubeconfig(&self) -> &Path {
         &self.kubeconfig
+    }
+
+    /// The kubeconfig for the ReplicaSet controller under test: through the event gate
+    /// when the cluster has one, else the admin kubeconfig.
+    pub fn controller_kubeconfig(&self) -> PathBuf {
+        match self.event_gate {
+            Some(_) => self.layout.controller_kubeconfig(),
+            None => self.kubeconfig.clone(),
+        }
+    }
+
+    /// The event gate's URL (`http://127.0.0.1:PORT`), when the cluster has one.
+    pub fn event_gate(&self) -> Option<&str> {
+        self.event_gate.as_deref()
     }
 
     /// `https://127.0.0.1:PORT`.

@@ -11,7 +11,8 @@
 //!   synced. The lines of v1.20.2 at `-v=2` are `shared_informer.go:247] Caches are synced
 //!   for <name>` with the names `ReplicaSet` (replicaset controller), `tokens`
 //!   (serviceaccount-token), `namespace` and `garbage collector`; kube-controller-manager
-//!   serves no health endpoint here (`--secure-port=0 --port=0`).
+//!   serves no health endpoint here (`--secure-port=0 --port=0`);
+//! - the event gate: it answers its own status endpoint.
 
 use super::error::ClusterError;
 use super::process;
@@ -31,6 +32,8 @@ pub enum Readiness {
     ApiserverReadyz { kubeconfig: PathBuf },
     /// `Caches are synced for <name>` for each name, in the log since the start.
     CachesSynced { names: Vec<String> },
+    /// The event gate answers `GET /rsmc-gate/status` at this URL.
+    GateStatus { url: String },
 }
 
 impl Readiness {
@@ -42,6 +45,7 @@ impl Readiness {
             Readiness::CachesSynced { names } => {
                 format!("informers synced ({})", names.join(", "))
             }
+            Readiness::GateStatus { url } => format!("the event gate at {url}"),
         }
     }
 
@@ -51,6 +55,7 @@ impl Readiness {
             Readiness::EtcdHealth { .. } => Duration::from_secs(30),
             Readiness::ApiserverReadyz { .. } => Duration::from_secs(90),
             Readiness::CachesSynced { .. } => Duration::from_secs(60),
+            Readiness::GateStatus { .. } => Duration::from_secs(30),
         }
     }
 
@@ -64,6 +69,10 @@ impl Readiness {
                 names
                     .iter()
                     .all(|name| text.contains(&format!("Caches are synced for {name} ")))
+            }
+            Readiness::GateStatus { url } => {
+                let gate = crate::event_gate::GateClient::new(url);
+                block_on(async { gate.status().await.is_ok() })
             }
         }
     }

@@ -34,10 +34,11 @@ pub struct Layout {
 /// The cluster's files, which `up` and `down` remove (and nothing else, so a state
 /// directory pointed at a directory holding other files never loses them). The logs and
 /// the lock are handled separately.
-const ENTRIES: [&str; 6] = [
+const ENTRIES: [&str; 7] = [
     "cluster.json",
     "cluster.json.tmp",
     "kubeconfig",
+    "controller.kubeconfig",
     "certs",
     "etcd-data",
     "pids",
@@ -87,6 +88,11 @@ impl Layout {
     pub fn cluster_json(&self) -> PathBuf {
         self.dir.join("cluster.json")
     }
+    /// The kubeconfig of the controller under test: through the event gate.
+    pub fn controller_kubeconfig(&self) -> PathBuf {
+        self.dir.join("controller.kubeconfig")
+    }
+
     pub fn kubeconfig(&self) -> PathBuf {
         self.dir.join("kubeconfig")
     }
@@ -222,6 +228,9 @@ pub struct ClusterState {
     /// Whether kube-controller-manager's own replicaset controller runs (`kcm-replicaset`);
     /// false with `--without-replicaset`, where another implementation is tested.
     pub builtin_replicaset: bool,
+    /// The event gate's URL (`http://127.0.0.1:PORT`), when the cluster has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_gate: Option<String>,
     /// False while `up` is still starting the components.
     pub complete: bool,
     pub components: Vec<Component>,

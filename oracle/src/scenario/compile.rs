@@ -22,6 +22,42 @@ pub struct Compiled {
     pub origin: Vec<usize>,
 }
 
+impl Compiled {
+    /// Whether the script holds watch events from the controller (`hold` steps).
+    pub fn holds(&self) -> bool {
+        self.script.steps.iter().any(is_hold)
+    }
+
+    /// The same script without its `hold` and `release` steps: what a cluster run whose
+    /// runner cannot hold watch events (no event gate) is judged by, the steps reported as
+    /// not forced.
+    pub fn without_holds(&self) -> Compiled {
+        let (steps, origin) = self
+            .script
+            .steps
+            .iter()
+            .zip(&self.origin)
+            .filter(|(step, _)| !is_hold(step))
+            .map(|(step, origin)| (step.clone(), *origin))
+            .unzip();
+        Compiled {
+            script: Script {
+                steps,
+                ..self.script.clone()
+            },
+            origin,
+            ..self.clone()
+        }
+    }
+}
+
+fn is_hold(step: &ScriptStep) -> bool {
+    matches!(
+        step,
+        ScriptStep::Move(Action::HoldEvents { .. } | Action::ReleaseEvents { .. })
+    )
+}
+
 /// The most workers worth exploring: kube-controller-manager's default
 /// `--concurrent-replicaset-syncs`, and the model's limit.
 const MAX_WORKERS: usize = 5;
@@ -135,6 +171,8 @@ fn script_steps(kind: &StepKind) -> Vec<ScriptStep> {
             key: replicaset.clone(),
         }),
         StepKind::Relist { watcher } => one(Action::Relist { watcher: *watcher }),
+        StepKind::Hold { kind } => one(Action::HoldEvents { kind: *kind }),
+        StepKind::Release { kind } => one(Action::ReleaseEvents { kind: *kind }),
         StepKind::StartSecondLeader => one(Action::StartSecondLeader),
         StepKind::StopFirstLeader => one(Action::StopFirstLeader),
         StepKind::Settle => vec![ScriptStep::Settle],

@@ -88,7 +88,7 @@ mod write;
 
 pub use crate::yaml::Error;
 pub use compile::{compile, Compiled};
-pub use step::{Apply, ApplySource, Step, StepKind};
+pub use step::{resource_name, Apply, ApplySource, Step, StepKind};
 pub use write::from_actions;
 
 use crate::yaml::{cannot_read, FieldPath, Seg};

@@ -1,11 +1,11 @@
 //! Reading a scenario file: the format the module documentation describes, with an error at
 //! the line of every mistake.
 
-use super::step::{Apply, ApplySource, Step, StepKind};
+use super::step::{resource_name, Apply, ApplySource, Step, StepKind};
 use super::{Bounds, Scenario};
 use crate::manifest::{self, Manifest, Object};
 use crate::yaml::{self, describe, Document, Error, FieldPath, Fields, Seg};
-use rsmc_spec::api::Propagation;
+use rsmc_spec::api::{Kind, Propagation};
 use rsmc_spec::model::{PodAction, PodSelection, PodSet, Watcher};
 use rsmc_spec::object::{LabelSelector, Labels, Pod};
 use rsmc_spec::profile::Profile;
@@ -90,6 +90,16 @@ const KINDS: &[(&str, &str, Reader)] = &[
         "relist: controller | garbage-collector | {controller: N}",
         relist,
     ),
+    ("hold", "hold: replicasets | pods", |c, p| {
+        Ok(StepKind::Hold {
+            kind: resource(c, p)?,
+        })
+    }),
+    ("release", "release: replicasets | pods", |c, p| {
+        Ok(StepKind::Release {
+            kind: resource(c, p)?,
+        })
+    }),
     ("startSecondLeader", "startSecondLeader", |c, p| {
         no_arguments(c, p, StepKind::StartSecondLeader)
     }),
@@ -495,6 +505,19 @@ fn expire_expectations(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
     };
     f.finish()?;
     Ok(kind)
+}
+
+/// The resource type a `hold` or `release` step names.
+fn resource(ctx: &Ctx, path: &FieldPath) -> Result<Kind, Error> {
+    match ctx.doc.get(path) {
+        Some(Value::String(s)) if s == resource_name(Kind::ReplicaSet) => Ok(Kind::ReplicaSet),
+        Some(Value::String(s)) if s == resource_name(Kind::Pod) => Ok(Kind::Pod),
+        other => Err(shape_error(
+            ctx,
+            path,
+            format!("got {}", describe(other.unwrap_or(&Value::Null))),
+        )),
+    }
 }
 
 fn relist(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {

@@ -2,7 +2,7 @@
 
 use crate::manifest::{Manifest, Object};
 use crate::yaml::Pos;
-use rsmc_spec::api::Propagation;
+use rsmc_spec::api::{Kind, Propagation};
 use rsmc_spec::model::{PodAction, PodSelection, PodSet, Watcher};
 use rsmc_spec::object::render_labels_compact;
 use std::fmt;
@@ -47,8 +47,21 @@ pub enum StepKind {
     StartSecondLeader,
     /// The first controller instance stops.
     StopFirstLeader,
+    /// Watch events of one resource type stop reaching the ReplicaSet controller: its
+    /// informer falls behind until `release` (the runner's event gate holds them).
+    Hold { kind: Kind },
+    /// The held watch events flow again, in order.
+    Release { kind: Kind },
     /// Wait until nothing in the cluster moves; where observations are compared.
     Settle,
+}
+
+/// The resource type as the scenario format names it (`replicasets`, `pods`).
+pub fn resource_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::ReplicaSet => "replicasets",
+        Kind::Pod => "pods",
+    }
 }
 
 /// An apply step's manifests.
@@ -119,6 +132,8 @@ impl StepKind {
             StepKind::Relist { .. } => "relist",
             StepKind::StartSecondLeader => "startSecondLeader",
             StepKind::StopFirstLeader => "stopFirstLeader",
+            StepKind::Hold { .. } => "hold",
+            StepKind::Release { .. } => "release",
             StepKind::Settle => "settle",
         }
     }
@@ -222,6 +237,16 @@ impl fmt::Display for StepKind {
                 f.write_str("fault: replicaset-controller#1 starts while #0 still runs")
             }
             StepKind::StopFirstLeader => f.write_str("fault: replicaset-controller#0 steps down"),
+            StepKind::Hold { kind } => write!(
+                f,
+                "fault: {} watch events are held from the replicaset-controller",
+                resource_name(*kind)
+            ),
+            StepKind::Release { kind } => write!(
+                f,
+                "fault: held {} watch events reach the replicaset-controller again",
+                resource_name(*kind)
+            ),
             StepKind::Settle => f.write_str("settle"),
         }
     }

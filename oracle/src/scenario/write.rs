@@ -1,7 +1,7 @@
 //! Writing scenarios: as YAML files that [`super::load`] reads back, and from the environment
 //! moves of a model run.
 
-use super::step::{Apply, ApplySource, Step, StepKind};
+use super::step::{resource_name, Apply, ApplySource, Step, StepKind};
 use super::{Bounds, Scenario};
 use crate::manifest::Object;
 use crate::yaml::emit;
@@ -132,6 +132,7 @@ fn step_value(kind: &StepKind) -> Value {
         StepKind::Relist {
             watcher: Watcher::GarbageCollector,
         } => json!("garbage-collector"),
+        StepKind::Hold { kind } | StepKind::Release { kind } => json!(resource_name(*kind)),
         StepKind::StartSecondLeader | StepKind::StopFirstLeader | StepKind::Settle => Value::Null,
     };
     if args.is_null() {
@@ -249,6 +250,8 @@ impl Step {
             Action::Relist { watcher } => StepKind::Relist { watcher: *watcher },
             Action::StartSecondLeader => StepKind::StartSecondLeader,
             Action::StopFirstLeader => StepKind::StopFirstLeader,
+            Action::HoldEvents { kind } => StepKind::Hold { kind: *kind },
+            Action::ReleaseEvents { kind } => StepKind::Release { kind: *kind },
             Action::Settle => StepKind::Settle,
             Action::ListPods
             | Action::Deliver { .. }

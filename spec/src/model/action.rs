@@ -78,6 +78,16 @@ pub enum Action {
     StartSecondLeader,
     StopFirstLeader,
     // --- a scripted environment (scenarios) ---
+    /// The watch events of `kind` stop reaching the ReplicaSet controller (every instance):
+    /// its informer falls behind for as long as the scenario says, as a slow or partitioned
+    /// watch would leave it. A cluster run forces it with the runner's event gate.
+    HoldEvents {
+        kind: Kind,
+    },
+    /// The held watch events of `kind` flow to the controller again, in order.
+    ReleaseEvents {
+        kind: Kind,
+    },
     /// The user lists the pods the current scenario step acts on (`kubectl get pods -l …`);
     /// the step then acts on each of them in any order.
     ListPods,
@@ -209,6 +219,14 @@ impl fmt::Display for Action {
                 f.write_str("fault: replicaset-controller#1 starts while #0 still runs")
             }
             Action::StopFirstLeader => f.write_str("fault: replicaset-controller#0 steps down"),
+            Action::HoldEvents { kind } => write!(
+                f,
+                "fault: {kind:?} watch events are held from the replicaset-controller"
+            ),
+            Action::ReleaseEvents { kind } => write!(
+                f,
+                "fault: held {kind:?} watch events flow to the replicaset-controller again"
+            ),
             Action::ListPods => f.write_str("user: lists the pods the next step acts on"),
             Action::Settle => f.write_str("settle: wait until nothing in the cluster moves"),
             Action::Deliver { watcher, kind } => {

@@ -198,7 +198,8 @@ impl RsModel {
         for w in self.watchers(s) {
             let at = self.position(s, w);
             for kind in [Kind::ReplicaSet, Kind::Pod] {
-                if s.api.next_event(kind, at.get(kind)).is_some() {
+                let held = matches!(w, Watcher::Controller(_)) && s.script.held.get(kind);
+                if !held && s.api.next_event(kind, at.get(kind)).is_some() {
                     out.push(Action::Deliver { watcher: w, kind });
                 }
             }

@@ -15,7 +15,7 @@ mod svg;
 mod symmetry;
 
 pub use action::{Action, Watcher};
-pub use script::{PodAction, PodSelection, PodSet, Script, ScriptPos, ScriptStep};
+pub use script::{Held, PodAction, PodSelection, PodSet, Script, ScriptPos, ScriptStep};
 pub use state::{Budget, ControllerState, Ghost, Positions, State};
 
 use crate::api::{ApiServer, Request};

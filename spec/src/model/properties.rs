@@ -9,7 +9,7 @@ use super::state::State;
 use super::RsModel;
 use crate::api::{DeleteOptions, OwnerRefPatch, Request};
 use crate::controller::sync::Phase;
-use crate::object::{Finalizer, ReplicaSet, Uid};
+use crate::object::{Finalizer, Pod, ReplicaSet, Uid};
 use stateright::Property;
 
 /// No pod ever has two controller references. Two controllers would both count, scale and
@@ -89,6 +89,24 @@ pub const REACH_FOREGROUND: &str = "reached: foreground deletion in progress";
 pub const REACH_ORPHAN: &str = "reached: orphan deletion in progress";
 /// Coverage: two ReplicaSets exist at once (overlapping selectors in the presets).
 pub const REACH_TWO_RS: &str = "reached: two ReplicaSets at once";
+
+/// [`ADOPTION_RULES`] for one adoption of `pod` by the ReplicaSet with UID `adopter`, whose
+/// name is bound to `live` (if anything) at that moment: it exists with that UID, is not
+/// being deleted, and its selector matches the pod's labels. The model's check and the
+/// oracle's naming of a cluster's divergent write both judge by it.
+pub fn adoption_allowed(live: Option<&ReplicaSet>, adopter: Uid, pod: &Pod) -> bool {
+    live.is_some_and(|owner| {
+        owner.meta.uid == adopter
+            && !owner.meta.is_deleting()
+            && owner.spec.selector.matches(&pod.meta.labels)
+    })
+}
+
+/// [`NO_OVER_CREATION`] for one create: the ReplicaSet now controls more active pods than
+/// `replicas`.
+pub fn over_created(controlled_active: usize, replicas: i32) -> bool {
+    controlled_active > replicas.max(0) as usize
+}
 
 fn violated(s: &State, name: &'static str) -> bool {
     s.ghost.violated.contains(name)
@@ -223,7 +241,7 @@ pub(super) fn after_controller_request(
     }
     match req {
         Request::CreatePod(_) => {
-            if s.active_controlled(rs.meta.uid) > rs.spec.replicas.max(0) as usize {
+            if over_created(s.active_controlled(rs.meta.uid), rs.spec.replicas) {
                 flag(s, NO_OVER_CREATION);
             }
             if rs.meta.is_deleting() {
@@ -236,15 +254,11 @@ pub(super) fn after_controller_request(
             ..
         } => {
             let live = s.api.replicasets.get(&rs.meta.name);
-            let pod = s.api.pods.get(name);
-            let ok = match (live, pod) {
-                (Some(owner), Some(pod)) => {
-                    owner.meta.uid == rs.meta.uid
-                        && !owner.meta.is_deleting()
-                        && owner.spec.selector.matches(&pod.meta.labels)
-                }
-                _ => false,
-            };
+            let ok = s
+                .api
+                .pods
+                .get(name)
+                .is_some_and(|pod| adoption_allowed(live.map(|o| &**o), rs.meta.uid, pod));
             if !ok {
                 flag(s, ADOPTION_RULES);
             }

@@ -14,7 +14,7 @@
 //! frontend" means the same on a real cluster and in the model.
 
 use super::action::Action;
-use crate::api::View;
+use crate::api::{Kind, View};
 use crate::object::{LabelSelector, Labels, Pod, ReplicaSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -145,11 +145,41 @@ impl Selected {
 }
 
 /// Where a scripted run is: the step to take next and, inside a pod step, what is left of its
-/// selection. Always the default in a free model check.
+/// selection; and which watch events the script holds from the controller. Always the
+/// default in a free model check.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ScriptPos {
     pub step: u16,
     pub selected: Option<Selected>,
+    #[serde(default)]
+    pub held: Held,
+}
+
+/// The resource types whose watch events a script holds from the ReplicaSet controller
+/// ([`Action::HoldEvents`]): its informer of that type delivers nothing until they are
+/// released, and may fall behind by any number of events meanwhile.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct Held {
+    pub replicasets: bool,
+    pub pods: bool,
+}
+
+impl Held {
+    pub fn get(&self, kind: Kind) -> bool {
+        match kind {
+            Kind::ReplicaSet => self.replicasets,
+            Kind::Pod => self.pods,
+        }
+    }
+
+    pub fn set(&mut self, kind: Kind, held: bool) {
+        match kind {
+            Kind::ReplicaSet => self.replicasets = held,
+            Kind::Pod => self.pods = held,
+        }
+    }
 }
 
 impl ScriptPos {

@@ -1,7 +1,7 @@
 //! The model's state: the API server, the controller instances, the garbage collector, what
 //! the environment may still do, and ghost records for the action properties.
 
-use super::script::ScriptPos;
+use super::script::{Held, ScriptPos};
 use crate::api::{ApiServer, Kind, View};
 use crate::config::InformerConfig;
 use crate::controller::{Expectations, SyncTask, WorkQueue};
@@ -137,18 +137,20 @@ impl State {
 
     /// Whether every watcher is within its lag bound on both types: each running
     /// controller fewer than `maxLag` events behind, the garbage collector fewer than
-    /// `gcMaxLag`.
+    /// `gcMaxLag`. A type whose events a script holds from the controllers is not bounded
+    /// for them: holding them is how a scenario makes the controller fall behind.
     pub fn writes_allowed(&self, bound: &InformerConfig) -> bool {
-        let within = |p: Positions, lag: u32| {
+        let held = self.script.held;
+        let within = |p: Positions, lag: u32, held: Held| {
             [Kind::ReplicaSet, Kind::Pod]
                 .iter()
-                .all(|k| self.api.lag(*k, p.get(*k)) < lag as usize)
+                .all(|k| held.get(*k) || self.api.lag(*k, p.get(*k)) < lag as usize)
         };
         self.controllers
             .iter()
             .filter(|c| c.running)
-            .all(|c| within(c.seen, bound.max_lag))
-            && within(self.gc, bound.gc_lag())
+            .all(|c| within(c.seen, bound.max_lag, held))
+            && within(self.gc, bound.gc_lag(), Held::default())
     }
 
     /// Bring the state to its canonical form after a step: drop log entries no one needs (per

@@ -52,6 +52,8 @@ impl RsModel {
     /// What an environment move does; `None` when the API server refuses it.
     fn environment(&self, n: &mut State, action: &Action) -> Option<()> {
         match action {
+            Action::HoldEvents { kind } => n.script.held.set(*kind, true),
+            Action::ReleaseEvents { kind } => n.script.held.set(*kind, false),
             Action::ApplyReplicaSet { replicaset } => {
                 let request = if n.api.replicasets.contains_key(&replicaset.meta.name) {
                     // kubectl apply of an existing object: a patch of its spec and labels,

@@ -1,0 +1,441 @@
+//! The event gate: an HTTP proxy between the ReplicaSet controller under test and the API
+//! server that can hold back the watch events of one resource type.
+//!
+//! The model lets a controller's informer fall behind (`maxLag`), and a scenario can make it
+//! fall behind on purpose (`hold: pods` … `release: pods`): that is how the races of the bug
+//! catalogue — a sync deciding from a cache that misses its own creations, an orphaning, a
+//! replaced pod — become runs a real cluster takes every time instead of once in a while.
+//! On a cluster the runner forces it here, in the path of the controller's watches: while a
+//! type is held, the gate keeps reading the API server's watch responses of that type (so the
+//! server never sees a slow client) and keeps what it read; on release it passes everything
+//! on in order. Requests are otherwise forwarded untouched: lists, gets, writes and the
+//! other types' watches, so the controller's live reads and its writes are never delayed —
+//! exactly the model's held informer.
+//!
+//! The local control plane runs the gate as a component of its own (`rsmc event-gate`,
+//! plain HTTP on loopback, in front of the HTTPS API server): `kcm-replicaset` talks to the
+//! API server through it, and an external controller gets its kubeconfig
+//! (`controller.kubeconfig`). The runner steers it over the same port, on paths no API
+//! server serves:
+//! - `PUT /rsmc-gate/hold/{pods|replicasets}`, `PUT /rsmc-gate/release/{pods|replicasets}`,
+//!   `PUT /rsmc-gate/release` (everything);
+//! - `GET /rsmc-gate/status`: what is held and how many watches of each type are open, so
+//!   a runner can tell whether the controller watches through the gate at all.
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Empty, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rsmc_oracle::scenario::resource_name;
+use rsmc_spec::api::Kind;
+use serde::{Deserialize, Serialize};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+
+/// The path prefix of the gate's own endpoints.
+const CONTROL: &str = "/rsmc-gate";
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+/// What a running gate knows.
+struct Gate {
+    upstream: Uri,
+    /// `Bearer TOKEN` for requests that carry no credentials of their own: clients do not
+    /// send a token to a plain-HTTP server (client-go refuses), so the gate adds it.
+    authorization: Option<hyper::header::HeaderValue>,
+    client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Incoming>,
+    /// Per type: held or not.
+    held: [watch::Sender<bool>; 2],
+    /// Per type: watch responses open through the gate.
+    open: [Arc<AtomicUsize>; 2],
+}
+
+fn index(kind: Kind) -> usize {
+    match kind {
+        Kind::ReplicaSet => 0,
+        Kind::Pod => 1,
+    }
+}
+
+const KINDS: [Kind; 2] = [Kind::ReplicaSet, Kind::Pod];
+
+/// What `GET /rsmc-gate/status` answers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateStatus {
+    pub held: PerType<bool>,
+    pub watches: PerType<usize>,
+}
+
+/// One value per resource type the gate knows.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PerType<T> {
+    pub replicasets: T,
+    pub pods: T,
+}
+
+impl<T: Copy> PerType<T> {
+    pub fn get(&self, kind: Kind) -> T {
+        match kind {
+            Kind::ReplicaSet => self.replicasets,
+            Kind::Pod => self.pods,
+        }
+    }
+}
+
+/// The watch of `uri`, when it is one of pods or ReplicaSets (cluster-wide or namespaced).
+fn watched(uri: &Uri) -> Option<Kind> {
+    let watch = uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
+    if !watch {
+        return None;
+    }
+    let path = uri.path().trim_end_matches('/');
+    let last = path.rsplit('/').next()?;
+    match last {
+        "pods" if path.starts_with("/api/v1/") => Some(Kind::Pod),
+        "replicasets" if path.starts_with("/apis/apps/v1/") => Some(Kind::ReplicaSet),
+        _ => None,
+    }
+}
+
+/// Serve the gate on `listen` in front of the API server at `upstream` (whose certificate
+/// `ca` signs), until the process is told to stop. Requests without credentials are sent
+/// with the bearer token `token`.
+pub async fn serve(
+    listen: SocketAddr,
+    upstream: &str,
+    ca: &Path,
+    token: Option<&str>,
+) -> Result<(), String> {
+    let authorization = token
+        .map(|t| hyper::header::HeaderValue::from_str(&format!("Bearer {t}")))
+        .transpose()
+        .map_err(|e| format!("the token: {e}"))?;
+    let upstream: Uri = upstream
+        .parse()
+        .map_err(|e| format!("--upstream {upstream}: {e}"))?;
+    let mut roots = rustls::RootCertStore::empty();
+    use rustls::pki_types::pem::PemObject;
+    let certs = rustls::pki_types::CertificateDer::pem_file_iter(ca)
+        .map_err(|e| format!("{}: {e}", ca.display()))?;
+    for cert in certs {
+        let cert = cert.map_err(|e| format!("{}: {e}", ca.display()))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("{}: {e}", ca.display()))?;
+    }
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_only()
+        .enable_http1()
+        .build();
+    let gate = Arc::new(Gate {
+        upstream,
+        authorization,
+        client: Client::builder(TokioExecutor::new()).build(connector),
+        held: [watch::channel(false).0, watch::channel(false).0],
+        open: [Arc::default(), Arc::default()],
+    });
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    eprintln!(
+        "event gate: listening on http://{listen}, forwarding to {}",
+        gate.upstream
+    );
+    let mut stop = stop_signal()?;
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => accepted.map_err(|e| e.to_string())?,
+            _ = &mut stop => {
+                eprintln!("event gate: stopping");
+                return Ok(());
+            }
+        };
+        let gate = gate.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| handle(gate.clone(), req));
+            // Errors of one connection (a client that went away) end that connection only.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT.
+fn stop_signal() -> Result<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>, String>
+{
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+    Ok(Box::pin(async move {
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
+        }
+    }))
+}
+
+async fn handle(gate: Arc<Gate>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    if req.uri().path().starts_with(CONTROL) {
+        return Ok(control(&gate, &req));
+    }
+    Ok(forward(&gate, req)
+        .await
+        .unwrap_or_else(|message| text(StatusCode::BAD_GATEWAY, message)))
+}
+
+fn text(status: StatusCode, message: String) -> Response<Body> {
+    let mut resp = Response::new(
+        Full::new(Bytes::from(message))
+            .map_err(|e| match e {})
+            .boxed(),
+    );
+    *resp.status_mut() = status;
+    resp
+}
+
+/// The gate's own endpoints.
+fn control(gate: &Gate, req: &Request<Incoming>) -> Response<Body> {
+    let path = req.uri().path()[CONTROL.len()..].trim_matches('/');
+    let parts: Vec<&str> = path.split('/').collect();
+    let kind = |name: &str| KINDS.into_iter().find(|k| resource_name(*k) == name);
+    match (req.method(), parts.as_slice()) {
+        (&Method::GET, ["status"]) => {
+            let status = status_of(gate);
+            let mut resp = text(
+                StatusCode::OK,
+                serde_json::to_string(&status).expect("the status serialises"),
+            );
+            resp.headers_mut().insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("application/json"),
+            );
+            resp
+        }
+        (&Method::PUT, ["hold", name]) | (&Method::PUT, ["release", name]) if kind(name).is_some() => {
+            let k = kind(name).expect("checked");
+            let hold = parts[0] == "hold";
+            gate.held[index(k)].send_replace(hold);
+            eprintln!(
+                "event gate: {} {name} watch events ({} watches open)",
+                if hold { "holding" } else { "releasing" },
+                gate.open[index(k)].load(Ordering::SeqCst)
+            );
+            text(StatusCode::OK, String::new())
+        }
+        (&Method::PUT, ["release"]) => {
+            for k in KINDS {
+                gate.held[index(k)].send_replace(false);
+            }
+            eprintln!("event gate: releasing everything");
+            text(StatusCode::OK, String::new())
+        }
+        _ => text(
+            StatusCode::NOT_FOUND,
+            format!(
+                "the event gate serves GET {CONTROL}/status, PUT {CONTROL}/hold/TYPE, PUT {CONTROL}/release/TYPE and PUT {CONTROL}/release (TYPE: pods or replicasets)"
+            ),
+        ),
+    }
+}
+
+fn status_of(gate: &Gate) -> GateStatus {
+    let held = |k: Kind| *gate.held[index(k)].borrow();
+    let open = |k: Kind| gate.open[index(k)].load(Ordering::SeqCst);
+    GateStatus {
+        held: PerType {
+            replicasets: held(Kind::ReplicaSet),
+            pods: held(Kind::Pod),
+        },
+        watches: PerType {
+            replicasets: open(Kind::ReplicaSet),
+            pods: open(Kind::Pod),
+        },
+    }
+}
+
+/// Forward one request to the API server; a watch of a held type comes back through
+/// [`gated`].
+async fn forward(gate: &Gate, req: Request<Incoming>) -> Result<Response<Body>, String> {
+    let kind = watched(req.uri());
+    let (mut parts, body) = req.into_parts();
+    let path = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/");
+    parts.uri = format!(
+        "{}{}",
+        gate.upstream.to_string().trim_end_matches('/'),
+        path
+    )
+    .parse()
+    .map_err(|e| format!("cannot forward {path}: {e}"))?;
+    parts.headers.remove(hyper::header::HOST);
+    if let Some(auth) = &gate.authorization {
+        parts
+            .headers
+            .entry(hyper::header::AUTHORIZATION)
+            .or_insert_with(|| auth.clone());
+    }
+    let resp = gate
+        .client
+        .request(Request::from_parts(parts, body))
+        .await
+        .map_err(|e| format!("the event gate cannot reach the API server: {e}"))?;
+    let (parts, body) = resp.into_parts();
+    let body = match kind {
+        Some(kind) if parts.status.is_success() => gated(gate, kind, body),
+        _ => body.boxed(),
+    };
+    Ok(Response::from_parts(parts, body))
+}
+
+/// Counts a watch as open while its response lives.
+struct Open(Arc<AtomicUsize>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A watch response that waits while its type is held. The upstream body is read eagerly
+/// into a queue (the API server must never see a slow watcher: it would end the watch), and
+/// each frame is passed on only when the type is not held, in order.
+fn gated(gate: &Gate, kind: Kind, upstream: Incoming) -> Body {
+    let (tx, rx) = mpsc::unbounded_channel::<Result<Frame<Bytes>, hyper::Error>>();
+    tokio::spawn(async move {
+        let mut upstream = upstream;
+        while let Some(frame) = upstream.frame().await {
+            let end = frame.is_err();
+            if tx.send(frame).is_err() || end {
+                // The client went away (dropping the upstream ends the watch), or the
+                // upstream failed and that was passed on.
+                return;
+            }
+        }
+    });
+    let counter = gate.open[index(kind)].clone();
+    counter.fetch_add(1, Ordering::SeqCst);
+    let held = gate.held[index(kind)].subscribe();
+    let frames = futures::stream::unfold(
+        (rx, held, Open(counter)),
+        |(mut rx, mut held, open)| async move {
+            let frame = rx.recv().await?;
+            // Released, or the gate is going away: pass it on.
+            let _ = held.wait_for(|h| !*h).await;
+            Some((frame, (rx, held, open)))
+        },
+    );
+    StreamBody::new(frames).boxed()
+}
+
+/// The runner's handle on a gate: its control endpoints.
+#[derive(Clone, Debug)]
+pub struct GateClient {
+    base: String,
+}
+
+impl GateClient {
+    /// The gate at `url` (`http://127.0.0.1:PORT`).
+    pub fn new(url: &str) -> GateClient {
+        GateClient {
+            base: url.trim_end_matches('/').to_string(),
+        }
+    }
+
+    async fn call(&self, method: Method, path: &str) -> Result<Bytes, String> {
+        let client: Client<HttpConnector, Empty<Bytes>> =
+            Client::builder(TokioExecutor::new()).build_http();
+        let uri = format!("{}{CONTROL}/{path}", self.base);
+        let req = Request::builder()
+            .method(method)
+            .uri(&uri)
+            .body(Empty::new())
+            .map_err(|e| e.to_string())?;
+        let resp = tokio::time::timeout(Duration::from_secs(5), client.request(req))
+            .await
+            .map_err(|_| format!("the event gate at {} does not answer", self.base))?
+            .map_err(|e| format!("the event gate at {}: {e}", self.base))?;
+        let status = resp.status();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(format!(
+                "the event gate refused {uri}: {status} {}",
+                String::from_utf8_lossy(&body)
+            ));
+        }
+        Ok(body)
+    }
+
+    /// Hold the watch events of `kind`.
+    pub async fn hold(&self, kind: Kind) -> Result<(), String> {
+        self.call(Method::PUT, &format!("hold/{}", resource_name(kind)))
+            .await
+            .map(|_| ())
+    }
+
+    /// Pass on what was held of `kind`, and everything after.
+    pub async fn release(&self, kind: Kind) -> Result<(), String> {
+        self.call(Method::PUT, &format!("release/{}", resource_name(kind)))
+            .await
+            .map(|_| ())
+    }
+
+    /// Release every type (the start and the end of a run, and an interrupted one).
+    pub async fn release_all(&self) -> Result<(), String> {
+        self.call(Method::PUT, "release").await.map(|_| ())
+    }
+
+    pub async fn status(&self) -> Result<GateStatus, String> {
+        let body = self.call(Method::GET, "status").await?;
+        serde_json::from_slice(&body).map_err(|e| format!("the event gate's status: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_watches_of_pods_and_replicasets_are_gated() {
+        let kind = |uri: &str| watched(&uri.parse().unwrap());
+        assert_eq!(
+            kind("/api/v1/pods?allowWatchBookmarks=true&resourceVersion=5&watch=true"),
+            Some(Kind::Pod)
+        );
+        assert_eq!(
+            kind("/apis/apps/v1/namespaces/ns/replicasets?watch=1"),
+            Some(Kind::ReplicaSet)
+        );
+        assert_eq!(kind("/api/v1/pods?limit=500"), None, "a list is not held");
+        assert_eq!(kind("/api/v1/namespaces/ns/pods/p"), None);
+        assert_eq!(kind("/api/v1/nodes?watch=true"), None);
+        assert_eq!(kind("/apis/apps/v1/replicasets?watch=false"), None);
+    }
+}

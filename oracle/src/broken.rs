@@ -1,0 +1,236 @@
+//! Which property a cluster's divergent write breaks.
+//!
+//! When a recorded write is one the model cannot make ([`crate::validate`]), the verdict says
+//! what the write did wrong in the terms of the model's safety properties
+//! (`rsmc_spec::model::properties`), so that a report reads "breaks: adoption only by a live,
+//! matching owner not being deleted" rather than only "diverges". The write is judged on the
+//! cluster's own objects just before it — the previous settle point's snapshot with the
+//! segment's earlier events applied — since the model states the search carried may bind
+//! names differently.
+//!
+//! A cluster's write carries no author, so each rule is stated for any system write (the
+//! runner's own writes are never judged):
+//! - a pod created under ReplicaSet R's controller reference makes R control more active pods
+//!   than its `spec.replicas` (no over-creation), or R is being deleted (no creation while
+//!   deleting);
+//! - a controller reference to R is added to a pod while R is gone, deleting, or does not
+//!   match the pod (adoption rules);
+//! - a pod with no owner at all starts deleting: neither the controller nor the garbage
+//!   collector deletes such a pod (the controller deletes only pods it controls);
+//! - a pod controlled by a live R that has a surplus starts deleting while it is in none of
+//!   the victim sets the ranking allows for R's active pods (the ranking). Observed pods carry
+//!   no timestamps the oracle compares, so the rules that compare times count as ties here:
+//!   only what the other rules decide is named.
+//!
+//! The bounds differ from the model's where an author would be needed (the model bounds a
+//! create by the replicas its sync acted on; here by the live spec): this only names the
+//! property of a write the model has already refused, it never decides conformance.
+
+use crate::observed::{Event, EventType, Object, Snapshot};
+use rsmc_spec::controller::ranking::{self, Order};
+use rsmc_spec::model::properties::{
+    adoption_allowed, over_created, ADOPTION_RULES, DELETE_ONLY_CONTROLLED,
+    NO_CREATE_WHILE_DELETING, NO_OVER_CREATION, SCALE_DOWN_RANKED,
+};
+use rsmc_spec::object::{Pod, ReplicaSet, Uid};
+use rsmc_spec::profile::Semantics;
+
+/// The property `events[index]` breaks, judged on `before` with `events[..index]` applied;
+/// `None` for the runner's own writes and for writes no property speaks of.
+pub fn broken_by(
+    before: &Snapshot,
+    events: &[Event],
+    index: usize,
+    sem: &Semantics,
+) -> Option<&'static str> {
+    let event = events.get(index)?;
+    if event.step.is_some() {
+        return None;
+    }
+    let mut cluster = before.clone();
+    for e in &events[..index] {
+        apply(&mut cluster, e);
+    }
+    let Object::Pod(after) = &event.object else {
+        return None;
+    };
+    let old = cluster.pods.get(&after.meta.name).cloned();
+    let after = (event.event_type != EventType::Deleted).then_some(&**after);
+    match (old.as_deref(), after) {
+        (None, Some(new)) => created(&cluster, new),
+        (Some(old), Some(new)) if !old.meta.is_deleting() && new.meta.is_deleting() => {
+            deleted(&cluster, old, sem)
+        }
+        (Some(old), None) if !old.meta.is_deleting() => deleted(&cluster, old, sem),
+        (Some(old), Some(new)) => adopted(&cluster, old, new),
+        _ => None,
+    }
+}
+
+/// The cluster after one recorded event.
+fn apply(cluster: &mut Snapshot, e: &Event) {
+    match (&e.object, e.event_type) {
+        (Object::ReplicaSet(rs), EventType::Deleted) => {
+            cluster.replicasets.remove(&rs.meta.name);
+        }
+        (Object::Pod(p), EventType::Deleted) => {
+            cluster.pods.remove(&p.meta.name);
+        }
+        (object, _) => cluster.insert(object.clone()),
+    }
+}
+
+/// The live ReplicaSet with this UID.
+fn owner(cluster: &Snapshot, uid: Uid) -> Option<&ReplicaSet> {
+    cluster
+        .replicasets
+        .values()
+        .find(|rs| rs.meta.uid == uid)
+        .map(|rs| &**rs)
+}
+
+/// The active pods `uid` controls.
+fn controlled(cluster: &Snapshot, uid: Uid) -> Vec<&Pod> {
+    cluster
+        .pods
+        .values()
+        .filter(|p| p.is_active() && p.meta.controller_ref().is_some_and(|r| r.uid == uid))
+        .map(|p| &**p)
+        .collect()
+}
+
+fn created(cluster: &Snapshot, pod: &Pod) -> Option<&'static str> {
+    let r = pod.meta.controller_ref()?;
+    let rs = owner(cluster, r.uid)?;
+    if rs.meta.is_deleting() {
+        return Some(NO_CREATE_WHILE_DELETING);
+    }
+    let after = controlled(cluster, r.uid).len() + usize::from(pod.is_active());
+    over_created(after, rs.spec.replicas).then_some(NO_OVER_CREATION)
+}
+
+fn adopted(cluster: &Snapshot, old: &Pod, new: &Pod) -> Option<&'static str> {
+    let r = new.meta.controller_ref()?;
+    if old.meta.controller_ref().is_some_and(|o| o.uid == r.uid) {
+        return None;
+    }
+    let live = cluster.replicasets.get(&r.name).map(|rs| &**rs);
+    (!adoption_allowed(live, r.uid, new)).then_some(ADOPTION_RULES)
+}
+
+fn deleted(cluster: &Snapshot, pod: &Pod, sem: &Semantics) -> Option<&'static str> {
+    if pod.meta.owner_references.is_empty() {
+        return Some(DELETE_ONLY_CONTROLLED);
+    }
+    let r = pod.meta.controller_ref()?;
+    let rs = owner(cluster, r.uid)?;
+    if rs.meta.is_deleting() || !pod.is_active() {
+        return None;
+    }
+    let pods = controlled(cluster, r.uid);
+    let surplus = pods.len().saturating_sub(rs.spec.replicas.max(0) as usize);
+    if surplus == 0 {
+        return None;
+    }
+    let choices = ranking::victim_choices(&pods, &[], surplus, sem, Order::Ranked);
+    let ranked = choices.iter().any(|set| set.contains(&pod.meta.name));
+    (!ranked).then_some(SCALE_DOWN_RANKED)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rsmc_spec::object::{labels, LabelSelector, OwnerReference, PodPhase};
+    use rsmc_spec::profile::Profile;
+    use std::sync::Arc;
+
+    fn rs(replicas: i32) -> ReplicaSet {
+        let sel = LabelSelector::match_labels(&[("tier", "frontend")]);
+        let mut rs = ReplicaSet::new("frontend", replicas, sel, labels(&[("tier", "frontend")]));
+        rs.meta.uid = 1;
+        rs
+    }
+
+    fn pod(name: &str, uid: Uid, owned: bool) -> Pod {
+        let mut p = Pod::new(name, labels(&[("tier", "frontend")]));
+        p.meta.uid = uid;
+        if owned {
+            p.meta.owner_references = vec![OwnerReference::controller_of("frontend", 1)];
+        }
+        p
+    }
+
+    fn cluster(rs: ReplicaSet, pods: Vec<Pod>) -> Snapshot {
+        let mut s = Snapshot::default();
+        s.insert(Object::ReplicaSet(Arc::new(rs)));
+        for p in pods {
+            s.insert(Object::Pod(Arc::new(p)));
+        }
+        s
+    }
+
+    fn by_system(event_type: EventType, pod: Pod) -> Event {
+        Event {
+            event_type,
+            step: None,
+            resource_version: 0,
+            object: Object::Pod(Arc::new(pod)),
+        }
+    }
+
+    fn judge(before: &Snapshot, event: Event) -> Option<&'static str> {
+        broken_by(before, &[event], 0, &Profile::K8s120.semantics())
+    }
+
+    #[test]
+    fn a_create_past_the_replicas_is_over_creation() {
+        let before = cluster(rs(1), vec![pod("a", 2, true)]);
+        let extra = by_system(EventType::Added, pod("b", 3, true));
+        assert_eq!(judge(&before, extra), Some(NO_OVER_CREATION));
+        let before = cluster(rs(2), vec![pod("a", 2, true)]);
+        let second = by_system(EventType::Added, pod("b", 3, true));
+        assert_eq!(judge(&before, second), None);
+    }
+
+    #[test]
+    fn adopting_for_a_deleting_owner_breaks_the_adoption_rules() {
+        let mut deleting = rs(1);
+        deleting.meta.deletion_timestamp = Some(7);
+        let before = cluster(deleting, vec![pod("a", 2, false)]);
+        let adopt = by_system(EventType::Modified, pod("a", 2, true));
+        assert_eq!(judge(&before, adopt), Some(ADOPTION_RULES));
+        let before = cluster(rs(1), vec![pod("a", 2, false)]);
+        let adopt = by_system(EventType::Modified, pod("a", 2, true));
+        assert_eq!(judge(&before, adopt), None);
+    }
+
+    #[test]
+    fn deleting_a_pod_nobody_owns_breaks_delete_only_controlled() {
+        let before = cluster(rs(0), vec![pod("bare", 2, false)]);
+        let gone = by_system(EventType::Deleted, pod("bare", 2, false));
+        assert_eq!(judge(&before, gone), Some(DELETE_ONLY_CONTROLLED));
+    }
+
+    #[test]
+    fn deleting_a_running_pod_before_a_pending_one_breaks_the_ranking() {
+        let mut running = pod("running", 2, true);
+        running.node_name = Some("node-1".into());
+        running.phase = PodPhase::Running;
+        let pending = pod("pending", 3, true);
+        let before = cluster(rs(1), vec![running.clone(), pending.clone()]);
+        let mut terminating = running;
+        terminating.meta.deletion_timestamp = Some(9);
+        let wrong = by_system(EventType::Modified, terminating);
+        assert_eq!(judge(&before, wrong), Some(SCALE_DOWN_RANKED));
+        let right = by_system(EventType::Deleted, pending);
+        assert_eq!(judge(&before, right), None);
+    }
+
+    #[test]
+    fn the_runners_own_writes_are_not_judged() {
+        let before = cluster(rs(0), vec![pod("bare", 2, false)]);
+        let mut mine = by_system(EventType::Deleted, pod("bare", 2, false));
+        mine.step = Some(3);
+        assert_eq!(judge(&before, mine), None);
+    }
+}
