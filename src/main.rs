@@ -5,6 +5,7 @@ mod bugs;
 mod check;
 mod cluster;
 mod conform;
+mod controller_cmd;
 mod exit;
 mod explore;
 mod oracle;
@@ -58,6 +59,8 @@ enum Command {
     /// Serve stateright's Explorer over the model (states drawn as the cluster with kubectl
     /// tables); `--trace` opens it on a trace's last state.
     Explore(explore::ExploreArgs),
+    /// Run the reference ReplicaSet controller: the spec's decisions against a real cluster.
+    Controller(controller_cmd::ControllerArgs),
     /// The local cluster's event gate (started by `rsmc cluster up`, not by hand).
     #[command(hide = true)]
     EventGate(EventGateArgs),
@@ -178,6 +181,10 @@ pub struct ReplayArgs {
     pub profile: Profile,
     #[command(flatten)]
     pub switches: Switches,
+    /// Include the runs that go on past a safety violation (an upstream race a scenario
+    /// forces); by default a violation ends a run, as in `rsmc check`.
+    #[arg(long)]
+    pub past_violations: bool,
     /// Print the replay as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -354,6 +361,7 @@ fn main() {
         Command::Conform(args) => conform::run(&args),
         Command::Explore(args) => explore::run(&args),
         Command::EventGate(args) => event_gate(&args),
+        Command::Controller(args) => controller_cmd::run(&args),
     };
     std::process::exit(code);
 }

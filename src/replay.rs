@@ -10,6 +10,9 @@ pub fn run(args: &ReplayArgs) -> i32 {
     let loaded = match Prepared::load(&args.scenario, args.profile) {
         Ok(mut l) => {
             l.model = args.switches.apply(l.model);
+            if args.past_violations {
+                l.model = l.model.past_violations();
+            }
             l
         }
         Err(e) => {

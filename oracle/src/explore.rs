@@ -31,13 +31,11 @@ pub struct TooLarge {
 /// How many states one segment may explore before giving up.
 pub const STATE_LIMIT: usize = 2_000_000;
 
-/// The successors of `s`, with the actions leading to them. A safety violation does not
-/// stop the cluster: past one, the system goes on as it would on a cluster (where an open
-/// upstream race, forced by a scenario, is what upstream does), and the violated properties
-/// stay recorded in the state ([`rsmc_spec::model::Ghost`]) for the verdict to report.
+/// The successors of `s`, with the actions leading to them (none past a safety violation,
+/// unless the model goes on [`RsModel::past_violations`]).
 pub fn successors(model: &RsModel, s: &State) -> Vec<(rsmc_spec::model::Action, State)> {
     let mut actions = Vec::new();
-    model.moves(s, &mut actions);
+    model.actions(s, &mut actions);
     actions
         .into_iter()
         .filter_map(|a| model.next_state(s, a.clone()).map(|n| (a, n)))

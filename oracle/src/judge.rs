@@ -95,6 +95,9 @@ pub struct Verdict {
     /// (each with the catalogue's label, or saying that no open entry names it).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub broken_as_modelled: Vec<String>,
+    /// How the verdict was reached, when that needs saying.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Verdict {
@@ -116,7 +119,37 @@ pub enum JudgeError {
 }
 
 /// Judge `observed` against the model of `subject`.
+///
+/// First by the model whose runs end at a safety violation (the model checker's, and the
+/// smaller search); a run that conforms there is a run of upstream's behaviour that went
+/// through no race. Otherwise by the model whose runs go on past violations: a cluster that
+/// went through an upstream race (a scenario can force one) did what upstream does, and the
+/// verdict says which properties every such run breaks. When that larger search is too
+/// large, the first verdict stands, with a note saying so.
 pub fn judge(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verdict, JudgeError> {
+    let first = judge_by(subject, observed, limit)?;
+    if first.conforms || subject.model.past_violations {
+        return Ok(first);
+    }
+    let model = subject.model.clone().past_violations();
+    let past = Subject {
+        model: &model,
+        ..*subject
+    };
+    match judge_by(&past, observed, limit) {
+        Err(JudgeError::TooLarge(t)) => Ok(Verdict {
+            note: Some(format!(
+                "judged by the model's runs that stop at a safety violation: with the runs that go on past one, the model explores more than {} states",
+                t.limit
+            )),
+            ..first
+        }),
+        other => other,
+    }
+}
+
+/// Judge `observed` against `subject.model` as it is.
+fn judge_by(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verdict, JudgeError> {
     if observed.scenario != subject.name {
         return Err(JudgeError::Scenario {
             observed: observed.scenario.clone(),
@@ -264,6 +297,7 @@ pub fn judge(subject: &Subject, observed: &Observed, limit: usize) -> Result<Ver
         conforms,
         settle_points: points,
         broken_as_modelled,
+        note: None,
     })
 }
 
@@ -446,6 +480,9 @@ pub fn render(v: &Verdict) -> String {
         if let Some(property) = p.breaks {
             out.push_str(&format!("  the divergent write breaks: {property}\n"));
         }
+    }
+    if let Some(note) = &v.note {
+        out.push_str(&format!("\nnote: {note}\n"));
     }
     for broken in &v.broken_as_modelled {
         out.push_str(&format!("\nevery model run that matches breaks {broken}\n"));

@@ -245,9 +245,18 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
 pub struct UidTokens(BTreeMap<String, Uid>);
 
 impl UidTokens {
-    fn token(&mut self, uid: &str) -> Uid {
+    /// The token of `uid`, a new one for a UID not seen before.
+    pub fn token(&mut self, uid: &str) -> Uid {
         let next = self.0.len() as Uid + 1;
         *self.0.entry(uid.to_string()).or_insert(next)
+    }
+
+    /// The real UID a token stands for.
+    pub fn uid(&self, token: Uid) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(_, t)| **t == token)
+            .map(|(uid, _)| uid.as_str())
     }
 }
 

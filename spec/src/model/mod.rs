@@ -34,6 +34,9 @@ pub struct RsModel {
     /// A scripted environment (a scenario), or `None` for a free model check within the
     /// configuration's budgets.
     pub script: Option<Arc<Script>>,
+    /// Whether runs go on past a safety violation ([`RsModel::past_violations`]); by default
+    /// the first violation on a path ends it.
+    pub past_violations: bool,
 }
 
 impl RsModel {
@@ -43,7 +46,17 @@ impl RsModel {
             profile,
             sem: profile.semantics(),
             script: None,
+            past_violations: false,
         }
+    }
+
+    /// The same model with runs going on past safety violations: a violation does not stop
+    /// a cluster, and the oracle, judging a cluster that went through an upstream race,
+    /// needs what follows. The violated properties stay recorded in the state
+    /// ([`Ghost::violated`]).
+    pub fn past_violations(mut self) -> Self {
+        self.past_violations = true;
+        self
     }
 
     /// The same model with a catalogued upstream bug switched back on.
@@ -172,11 +185,12 @@ impl Model for RsModel {
         vec![self.initial_state()]
     }
 
-    /// A state reached through a violation has no successors: the first violation is the
-    /// finding. (It must stay inside stateright's boundary: states outside it are dropped
-    /// before their properties are checked.)
+    /// A state reached through a violation has no successors, unless the model goes on
+    /// [`RsModel::past_violations`]: the first violation is the finding. (It must stay inside
+    /// stateright's boundary: states outside it are dropped before their properties are
+    /// checked.)
     fn actions(&self, state: &State, actions: &mut Vec<Action>) {
-        if state.ghost.violated.is_empty() {
+        if self.past_violations || state.ghost.violated.is_empty() {
             self.moves(state, actions);
         }
     }
