@@ -1,0 +1,183 @@
+//! The reference controller (`rsmc controller`) on the local control plane, with the built-in
+//! replicaset controller left out: it passes the whole conformance suite, judged with its
+//! proposed fix, and shows what the built-in controller shows; and each faulty build
+//! (`--fault NAME`) is caught by a nonconforming verdict that names the property of the
+//! fault's catalogue entry. The table of what caught each fault is printed.
+
+mod common;
+
+use common::{cluster_views, open_choice, rsmc, suite_dir, text, Cluster, RSMC};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The faults the oracle must catch (the list): catalogue entries.
+const FAULTS: [&str; 5] = [
+    "no-expectations",
+    "no-adoption-recheck",
+    "delete-without-precondition",
+    "ignore-ranking",
+    "never-release",
+];
+
+/// Scenarios where the reference controller differs from the built-in v1.20 one by design:
+/// it has PR #138818's proposed fix, so the user's new pod1 survives the stale scale-down.
+const DIFFERS_BY_FIX: [&str; 1] = ["pod-replaced-under-a-stale-cache"];
+
+/// `rsmc conform` of the whole suite against `rsmc controller ARGS`, judged with the fix,
+/// `jobs` scenarios side by side; the runs, the exit code and the whole output.
+fn conform(
+    cluster: &Cluster,
+    controller_args: &str,
+    jobs: &str,
+    report: &Path,
+) -> (Vec<Value>, Option<i32>, String) {
+    let _ = std::fs::remove_dir_all(report);
+    let command = format!("{RSMC} controller {controller_args}");
+    let o = rsmc(
+        &[
+            "conform",
+            "--local",
+            "--json",
+            "--jobs",
+            jobs,
+            "--controller",
+            "external",
+            "--controller-cmd",
+            &command,
+            "--fix",
+            "delete-precondition",
+            "--report",
+            report.to_str().unwrap(),
+            suite_dir().to_str().unwrap(),
+        ],
+        &cluster.state,
+    );
+    let runs: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("conform --json printed no JSON ({e}):\n{}", text(&o)));
+    (runs.as_array().unwrap().clone(), o.status.code(), text(&o))
+}
+
+fn conforms(run: &Value) -> bool {
+    run["verdict"]["conforms"] == Value::Bool(true) && run["error"].is_null()
+}
+
+/// What the built-in controller's run showed (its committed insta snapshot), if there is one.
+fn builtin_views(scenario: &str) -> Option<String> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "tests/snapshots/conformance__conform-{scenario}.snap"
+    ));
+    let text = std::fs::read_to_string(file).ok()?;
+    // An insta snapshot: a front matter between `---` lines, then the snapshot.
+    let body = text.splitn(3, "---\n").nth(2)?;
+    Some(body.to_string())
+}
+
+/// Each catalogue entry's property, as `rsmc bugs --json` lists it.
+fn properties() -> BTreeMap<String, String> {
+    let o = rsmc(&["bugs", "--json"], Path::new("/nonexistent"));
+    let entries: Value = serde_json::from_slice(&o.stdout).expect("rsmc bugs --json");
+    entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["property"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_reference_controller_conforms_and_every_fault_is_caught() {
+    let mut cluster = Cluster::up("reference", &["--without-replicaset"]);
+    let report = cluster.state.with_extension("report");
+
+    // The reference controller: every scenario conforms.
+    // As the built-in controller's suite runs (two scenarios side by side).
+    let (runs, code, output) = conform(&cluster, "", "2", &report);
+    let failing: Vec<String> = runs
+        .iter()
+        .filter(|r| !conforms(r))
+        .map(|r| {
+            let name = r["scenario"].as_str().unwrap();
+            std::fs::read_to_string(report.join(format!("{name}.verdict.txt")))
+                .unwrap_or_else(|_| r.to_string())
+        })
+        .collect();
+    assert!(
+        failing.is_empty(),
+        "the reference controller does not conform:\n{}\n{output}",
+        failing.join("\n")
+    );
+    assert_eq!(code, Some(0), "{output}");
+    assert!(runs.len() >= 30, "the whole suite ran");
+    // And kubectl shows what it shows for the built-in controller.
+    let mut differ = Vec::new();
+    for r in &runs {
+        let name = r["scenario"].as_str().unwrap();
+        if open_choice(r) || DIFFERS_BY_FIX.contains(&name) {
+            continue;
+        }
+        let builtin = builtin_views(name)
+            .unwrap_or_else(|| panic!("no snapshot of the built-in controller's {name}"));
+        if cluster_views(r) != builtin {
+            differ.push(format!(
+                "{name}:\n--- built-in\n{builtin}--- reference\n{}",
+                cluster_views(r)
+            ));
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "kubectl shows the reference controller's runs differently:\n{}",
+        differ.join("\n")
+    );
+
+    // Each fault is caught, with its property named.
+    let properties = properties();
+    let mut table = vec![
+        "| fault | caught by | property named |".to_string(),
+        "|---|---|---|".into(),
+    ];
+    let mut missed = Vec::new();
+    for fault in FAULTS {
+        let property = &properties[fault];
+        // Three side by side: a faulty build only has to be caught, and the scenarios that
+        // force a race run alone anyway.
+        let (runs, code, output) = conform(&cluster, &format!("--fault {fault}"), "3", &report);
+        assert_eq!(
+            code,
+            Some(1),
+            "--fault {fault}: a nonconforming run exits 1\n{output}"
+        );
+        let caught: Vec<&str> = runs
+            .iter()
+            .filter(|r| !conforms(r))
+            .filter(|r| {
+                r["verdict"]["settle_points"]
+                    .as_array()
+                    .is_some_and(|ps| ps.iter().any(|p| p["breaks"].as_str() == Some(property)))
+            })
+            .map(|r| r["scenario"].as_str().unwrap())
+            .collect();
+        if caught.is_empty() {
+            missed.push(format!("{fault}: no verdict names {property:?}\n{output}"));
+        }
+        table.push(format!(
+            "| `{fault}` | {} | {property} |",
+            caught.join(", ")
+        ));
+    }
+    println!("{}", table.join("\n"));
+    assert!(
+        missed.is_empty(),
+        "faults not caught:\n{}",
+        missed.join("\n")
+    );
+
+    cluster.down_and_check();
+    let _ = std::fs::remove_dir_all(&report);
+}
