@@ -7,8 +7,9 @@
 
 mod common;
 
-use common::{cluster_views, open_choice, rsmc, suite_dir, text, Cluster, RSMC};
-use serde_json::Value;
+use common::{
+    cluster_views, conform, nonconforming, open_choice, rsmc, suite_dir, text, Cluster, RSMC,
+};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,41 +18,19 @@ fn the_suite_conforms_on_the_local_control_plane() {
     let mut cluster = Cluster::up("suite", &[]);
     let report = cluster.state.with_extension("report");
     let _ = std::fs::remove_dir_all(&report);
-    let o = rsmc(
-        &[
-            "conform",
-            "--local",
-            "--json",
-            "--report",
-            report.to_str().unwrap(),
-            suite_dir().to_str().unwrap(),
-        ],
-        &cluster.state,
-    );
-    let results: Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("conform --json printed no JSON ({e}):\n{}", text(&o)));
-    let runs = results.as_array().unwrap();
+    let (runs, code, output) = conform(&cluster, &[suite_dir().to_str().unwrap()], &report);
     assert!(runs.len() >= 8, "the suite has the seed scenarios at least");
-    let failing: Vec<String> = runs
-        .iter()
-        .filter(|r| r["verdict"]["conforms"] != Value::Bool(true) || !r["error"].is_null())
-        .map(|r| {
-            let name = r["scenario"].as_str().unwrap();
-            std::fs::read_to_string(report.join(format!("{name}.verdict.txt")))
-                .unwrap_or_else(|_| r.to_string())
-        })
-        .collect();
+    let failing = nonconforming(&runs, &report);
     assert!(
         failing.is_empty(),
-        "nonconforming scenarios:\n{}\n{}",
-        failing.join("\n"),
-        String::from_utf8_lossy(&o.stderr)
+        "nonconforming scenarios:\n{}\n{output}",
+        failing.join("\n")
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(code, Some(0), "{output}");
 
     // What kubectl showed, per scenario, and the model's rendering of the same objects.
     let mut renderings_differ = Vec::new();
-    for r in runs {
+    for r in &runs {
         let name = r["scenario"].as_str().unwrap();
         // Where the cluster's choice decides the end state (a ranking tie, a race), the
         // views are checked against the model's rendering below, not a fixed snapshot.

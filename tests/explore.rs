@@ -2,10 +2,10 @@
 //! on it, and the page as headless Chromium renders it (the Explorer is a JavaScript app, so
 //! only a browser shows what a person sees).
 //!
-//! Chromium comes from Debian (`scripts/provision-chromium`, which `.ci/run` calls). The page
-//! is loaded with `--dump-dom` and a virtual-time budget: Chromium runs the app, waits for its
-//! requests to the Explorer, and prints the DOM — no WebDriver session or async runtime to
-//! manage, and nothing to leak if the test fails.
+//! Chromium comes from Debian (`scripts/provision-chromium`, which `.ci/run` calls, and this
+//! test when it finds none). The page is loaded with `--dump-dom` and a virtual-time budget:
+//! Chromium runs the app, waits for its requests to the Explorer, and prints the DOM — no
+//! WebDriver session or async runtime to manage, and nothing to leak if the test fails.
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -89,14 +89,22 @@ fn explore(args: &[&str]) -> (Guard, String) {
 
 /// The page at `url` after its scripts ran, as headless Chromium renders it.
 fn rendered_dom(url: &str, profile_dir: &Path) -> String {
-    let installed = Command::new("chromium")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        installed,
-        "headless Chromium is not installed: run scripts/provision-chromium (CI's .ci/run does)"
-    );
+    let installed = || {
+        Command::new("chromium")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !installed() {
+        // The project's own script installs it (idempotent; `.ci/run` calls it first).
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/provision-chromium");
+        let provisioned = Command::new(&script).status();
+        assert!(
+            provisioned.is_ok_and(|s| s.success()) && installed(),
+            "headless Chromium is not installed and {} could not install it",
+            script.display()
+        );
+    }
     let chromium = Command::new("chromium")
         .args([
             "--headless",

@@ -32,34 +32,54 @@ use std::sync::Arc;
 /// Where the handlers' queued keys go: the work queue's input.
 pub type Trigger = UnboundedSender<ObjectRef<apps::ReplicaSet>>;
 
-/// Watch every ReplicaSet, keep the store, run the handlers.
-pub async fn replicasets(ctx: Arc<Context>, writer: Writer<apps::ReplicaSet>, trigger: Trigger) {
-    let api = Api::<apps::ReplicaSet>::all(ctx.client.clone());
-    let reader = ctx.replicasets.clone();
-    inform(api, writer, reader, |before, after| {
-        ctx.advance(
-            true,
-            after
-                .or(before)
-                .and_then(|o| o.metadata.resource_version.as_deref()),
-        );
-        replicaset_changed(&ctx, before, after, &trigger);
-    })
-    .await
+/// The two kinds the controller watches, and what its informer of each does.
+pub trait Watched:
+    Resource<DynamicType = ()>
+    + Clone
+    + Debug
+    + Send
+    + Sync
+    + k8s_openapi::serde::de::DeserializeOwned
+    + 'static
+{
+    /// Whether this is the ReplicaSet informer (else the pods').
+    const REPLICASETS: bool;
+    /// Its store in the context.
+    fn store(ctx: &Context) -> &Store<Self>;
+    /// The spec's handler of a change.
+    fn changed(ctx: &Context, before: Option<&Self>, after: Option<&Self>, trigger: &Trigger);
 }
 
-/// Watch every pod, keep the store, run the handlers.
-pub async fn pods(ctx: Arc<Context>, writer: Writer<core::Pod>, trigger: Trigger) {
-    let api = Api::<core::Pod>::all(ctx.client.clone());
-    let reader = ctx.pods.clone();
+impl Watched for apps::ReplicaSet {
+    const REPLICASETS: bool = true;
+    fn store(ctx: &Context) -> &Store<Self> {
+        &ctx.replicasets
+    }
+    fn changed(ctx: &Context, before: Option<&Self>, after: Option<&Self>, trigger: &Trigger) {
+        replicaset_changed(ctx, before, after, trigger)
+    }
+}
+
+impl Watched for core::Pod {
+    const REPLICASETS: bool = false;
+    fn store(ctx: &Context) -> &Store<Self> {
+        &ctx.pods
+    }
+    fn changed(ctx: &Context, before: Option<&Self>, after: Option<&Self>, trigger: &Trigger) {
+        pod_changed(ctx, before, after, trigger)
+    }
+}
+
+/// Watch every object of kind `K`, keep its store, run the handlers.
+pub async fn run<K: Watched>(ctx: Arc<Context>, writer: Writer<K>, trigger: Trigger) {
+    let api = Api::<K>::all(ctx.client.clone());
+    let reader = K::store(&ctx).clone();
     inform(api, writer, reader, |before, after| {
-        ctx.advance(
-            false,
-            after
-                .or(before)
-                .and_then(|o| o.metadata.resource_version.as_deref()),
-        );
-        pod_changed(&ctx, before, after, &trigger);
+        let rv = after
+            .or(before)
+            .and_then(|o| o.meta().resource_version.as_deref());
+        ctx.advance(K::REPLICASETS, rv);
+        K::changed(&ctx, before, after, &trigger);
     })
     .await
 }

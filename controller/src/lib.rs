@@ -53,12 +53,8 @@ pub async fn run(
         pod_reader.clone(),
     ));
     let (trigger, queue) = futures::channel::mpsc::unbounded();
-    let rs_informer = tokio::spawn(informers::replicasets(
-        ctx.clone(),
-        rs_writer,
-        trigger.clone(),
-    ));
-    let pod_informer = tokio::spawn(informers::pods(ctx.clone(), pod_writer, trigger));
+    let rs_informer = tokio::spawn(informers::run(ctx.clone(), rs_writer, trigger.clone()));
+    let pod_informer = tokio::spawn(informers::run(ctx.clone(), pod_writer, trigger));
     // `WaitForNamedCacheSync`: no sync before both caches have listed.
     let synced = async {
         let _ = rs_reader.wait_until_ready().await;

@@ -29,9 +29,8 @@ use rsmc_spec::api::{ApiError, DeleteOptions, OwnerRefPatch, Reason, Request};
 use rsmc_spec::object::{OwnerReference, ReplicaFailure, ReplicaSetStatus};
 use serde_json::json;
 
-/// What a request went to.
+/// What a request is built from.
 pub struct Target<'a> {
-    pub client: &'a Client,
     pub namespace: &'a str,
     /// The ReplicaSet the sync acts for, as last read (the cache's copy, or the live one a
     /// status retry fetched): the template of its pods, the object its status goes on.
@@ -53,8 +52,8 @@ pub struct Done {
 }
 
 /// Send `request` for the sync at `t`.
-pub async fn send(t: &Target<'_>, request: &Request) -> Result<Done, ApiError> {
-    let pods: Api<core::Pod> = Api::namespaced(t.client.clone(), t.namespace);
+pub async fn send(client: &Client, t: &Target<'_>, request: &Request) -> Result<Done, ApiError> {
+    let pods: Api<core::Pod> = Api::namespaced(client.clone(), t.namespace);
     match request {
         Request::CreatePod(pod) => {
             let real = pod_from_template(t, pod)?;
@@ -95,7 +94,7 @@ pub async fn send(t: &Target<'_>, request: &Request) -> Result<Done, ApiError> {
             rs.metadata.resource_version = Some(real_version(t, *resource_version)?.to_string());
             rs.status = Some(real_status(t, status));
             let name = rs.metadata.name.clone().unwrap_or_default();
-            let api: Api<apps::ReplicaSet> = Api::namespaced(t.client.clone(), t.namespace);
+            let api: Api<apps::ReplicaSet> = Api::namespaced(client.clone(), t.namespace);
             let written = api
                 .replace_status(&name, &PostParams::default(), &rs)
                 .await
@@ -336,5 +335,129 @@ pub fn api_error(e: kube::Error) -> ApiError {
             reason: Reason::Forbidden,
             message: other.to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rsmc_spec::object::OwnerReference;
+
+    fn objects() -> (Abstraction, apps::ReplicaSet, core::Pod) {
+        let rs: apps::ReplicaSet = serde_json::from_value(json!({
+            "metadata": {"name": "frontend", "namespace": "ns", "uid": "u-rs", "resourceVersion": "7"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"tier": "frontend"}},
+                "template": {"metadata": {"labels": {"tier": "frontend"}, "annotations": {"a": "b"}},
+                    "spec": {"containers": [{"name": "app", "image": "i"}]}}},
+            "status": {"replicas": 1, "conditions": [{"type": "ReplicaFailure", "status": "True",
+                "reason": "FailedCreate", "message": "quota"}]}
+        }))
+        .unwrap();
+        let pod: core::Pod = serde_json::from_value(json!({
+            "metadata": {"name": "pod1", "namespace": "ns", "uid": "u-pod", "resourceVersion": "9"}
+        }))
+        .unwrap();
+        let mut a = Abstraction::new(0);
+        a.replicaset(&rs);
+        a.pod(&pod, 0);
+        (a, rs, pod)
+    }
+
+    fn target<'a>(a: &'a Abstraction, rs: &'a apps::ReplicaSet) -> Target<'a> {
+        Target {
+            namespace: "ns",
+            replicaset: rs,
+            abstraction: a,
+            failure: Some("pods \"x\" is forbidden"),
+        }
+    }
+
+    /// `AdoptPod` and `ReleasePod`'s strategic-merge patches, with real UIDs.
+    #[test]
+    fn adoption_and_release_are_upstreams_patches() {
+        let (mut a, rs, pod) = objects();
+        let rs_token = a.replicaset(&rs).meta.uid;
+        let pod_token = a.pod(&pod, 0).meta.uid;
+        let t = target(&a, &rs);
+        let adopt = owner_patch(
+            &t,
+            pod_token,
+            &OwnerRefPatch::Add(OwnerReference::controller_of("frontend", rs_token)),
+        )
+        .unwrap();
+        assert_eq!(
+            adopt,
+            json!({"metadata": {"ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "name": "frontend", "uid": "u-rs", "controller": true, "blockOwnerDeletion": true}],
+                "uid": "u-pod"}})
+        );
+        let release = owner_patch(&t, pod_token, &OwnerRefPatch::Remove(vec![rs_token])).unwrap();
+        assert_eq!(
+            release,
+            json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": "u-rs"}], "uid": "u-pod"}})
+        );
+    }
+
+    /// The fix's preconditions carry the real UID and resourceVersion; upstream's carry none.
+    #[test]
+    fn delete_preconditions_are_the_real_values() {
+        let (mut a, rs, pod) = objects();
+        let spec_pod = a.pod(&pod, 0);
+        let t = target(&a, &rs);
+        let fixed = delete_params(
+            &t,
+            &DeleteOptions {
+                uid_precondition: Some(spec_pod.meta.uid),
+                resource_version_precondition: Some(spec_pod.meta.resource_version),
+                ..DeleteOptions::default()
+            },
+        )
+        .unwrap();
+        let p = fixed.preconditions.unwrap();
+        assert_eq!(
+            (p.uid.as_deref(), p.resource_version.as_deref()),
+            (Some("u-pod"), Some("9"))
+        );
+        assert!(delete_params(&t, &DeleteOptions::default())
+            .unwrap()
+            .preconditions
+            .is_none());
+    }
+
+    /// A created pod is the real template with the decided labels, name prefix and owner.
+    #[test]
+    fn a_created_pod_is_the_real_template() {
+        let (mut a, rs, _) = objects();
+        let spec_rs = a.replicaset(&rs);
+        let t = target(&a, &rs);
+        let decided = rsmc_spec::controller::sync::pod_from_template(&spec_rs);
+        let pod = pod_from_template(&t, &decided).unwrap();
+        assert_eq!(pod.metadata.generate_name.as_deref(), Some("frontend-"));
+        assert_eq!(pod.metadata.annotations.unwrap()["a"], "b");
+        let owner = &pod.metadata.owner_references.unwrap()[0];
+        assert_eq!((owner.uid.as_str(), owner.controller), ("u-rs", Some(true)));
+        assert_eq!(pod.spec.unwrap().containers[0].image.as_deref(), Some("i"));
+    }
+
+    /// `calculateStatus`: a standing ReplicaFailure stays while the sync fails, and goes with
+    /// the first sync without failure.
+    #[test]
+    fn the_replica_failure_condition_follows_the_spec() {
+        let (a, rs, _) = objects();
+        let t = target(&a, &rs);
+        let failing = ReplicaSetStatus {
+            replica_failure: Some(ReplicaFailure::FailedCreate),
+            ..ReplicaSetStatus::default()
+        };
+        let kept = real_status(&t, &failing).conditions.unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            kept[0].message.as_deref(),
+            Some("quota"),
+            "the standing one is kept"
+        );
+        assert!(real_status(&t, &ReplicaSetStatus::default())
+            .conditions
+            .is_none());
     }
 }

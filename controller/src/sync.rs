@@ -198,13 +198,12 @@ impl Run<'_> {
     ) -> Result<requests::Done, rsmc_spec::api::ApiError> {
         let replicaset = self.replicaset_for(request, abstraction).clone();
         let target = Target {
-            client: &self.ctx.client,
             namespace: self.namespace,
             replicaset: &replicaset,
             abstraction,
             failure: self.failure.as_deref(),
         };
-        let result = requests::send(&target, request).await;
+        let result = requests::send(&self.ctx.client, &target, request).await;
         let who = format!("{}/{}", self.namespace, self.key);
         let what = requests::describe(&target, request);
         match &result {

@@ -132,3 +132,47 @@ pub fn open_choice(run: &Value) -> bool {
     run["scenario"] == "test-extra-pods-adoption-and-deletion"
         || path.parent().and_then(|d| d.file_name()) == Some("counterexamples".as_ref())
 }
+
+/// `rsmc conform --local --json --report REPORT ARGS` on `cluster`: the runs, the exit code
+/// and the whole output.
+pub fn conform(
+    cluster: &Cluster,
+    args: &[&str],
+    report: &Path,
+) -> (Vec<Value>, Option<i32>, String) {
+    let _ = std::fs::remove_dir_all(report);
+    let o = rsmc(
+        &[
+            &[
+                "conform",
+                "--local",
+                "--json",
+                "--report",
+                report.to_str().unwrap(),
+            ],
+            args,
+        ]
+        .concat(),
+        &cluster.state,
+    );
+    let runs: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("conform --json printed no JSON ({e}):\n{}", text(&o)));
+    (runs.as_array().unwrap().clone(), o.status.code(), text(&o))
+}
+
+/// Whether a run conforms (and ran to its end).
+pub fn conforms(run: &Value) -> bool {
+    run["verdict"]["conforms"] == Value::Bool(true) && run["error"].is_null()
+}
+
+/// The verdicts of the runs that do not conform, as the report wrote them.
+pub fn nonconforming(runs: &[Value], report: &Path) -> Vec<String> {
+    runs.iter()
+        .filter(|r| !conforms(r))
+        .map(|r| {
+            let name = r["scenario"].as_str().unwrap();
+            std::fs::read_to_string(report.join(format!("{name}.verdict.txt")))
+                .unwrap_or_else(|_| r.to_string())
+        })
+        .collect()
+}
