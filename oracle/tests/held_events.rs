@@ -1,0 +1,83 @@
+//! Held watch events in the model: while a scenario holds a type, the controller's informer
+//! delivers none of it and falls behind by as many events as happen; what only expectations,
+//! the live recheck or a delete precondition stop then becomes a run the model must refuse
+//! (with the fix) or take (as upstream has it) — `conformance/scenarios/forced/`.
+
+use rsmc_oracle::explore::STATE_LIMIT;
+use rsmc_oracle::prepared::Prepared;
+use rsmc_oracle::replay::{replay, Replay};
+use rsmc_spec::bugs::{Bug, Fix};
+use rsmc_spec::profile::Profile;
+use std::path::Path;
+
+fn forced(name: &str) -> Prepared {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/scenarios/forced")
+        .join(format!("{name}.yaml"));
+    Prepared::load(&path, Profile::K8s120).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn replayed(p: &Prepared) -> Replay {
+    replay(&p.subject(), STATE_LIMIT).expect("small enough")
+}
+
+/// How many pods frontend's settled states show at settle point `point` (1-based), per state.
+fn pods_at(r: &Replay, point: usize) -> Vec<usize> {
+    r.points[point - 1]
+        .outcomes
+        .iter()
+        .map(|o| o.lines().filter(|l| l.starts_with("frontend-")).count())
+        .collect()
+}
+
+#[test]
+fn with_pod_events_held_the_status_shows_none_of_the_created_pods() {
+    let r = replayed(&forced("unseen-creations"));
+    // Three pods exist, and frontend's status, written from a cache without them, says 0.
+    assert_eq!(pods_at(&r, 1), vec![3]);
+    assert!(
+        r.points[0].outcomes[0].contains("frontend   3         0         0"),
+        "{}",
+        r.points[0].outcomes[0]
+    );
+    assert!(r.points[1].outcomes[0].contains("frontend   3         3         0"));
+}
+
+#[test]
+fn held_events_let_a_fault_do_what_prompt_informers_hide() {
+    // Without expectations the sync after the controller's own status write creates again.
+    let mut p = forced("unseen-creations");
+    p.model = p.model.with_bug(Bug::NoExpectations).past_violations();
+    let r = replayed(&p);
+    assert!(
+        pods_at(&r, 1).iter().any(|n| *n > 3),
+        "{:?}",
+        pods_at(&r, 1)
+    );
+}
+
+#[test]
+fn a_replaced_pod_is_deleted_as_upstream_does_and_kept_with_the_fix() {
+    let pod1_survives = |p: &Prepared| -> Vec<bool> {
+        let r = replayed(p);
+        r.points[1]
+            .outcomes
+            .iter()
+            .map(|o| o.lines().any(|l| l.starts_with("pod1 ")))
+            .collect()
+    };
+    // Upstream: the stale scale-down deletes the user's new pod1 (a violation the model
+    // reaches only past it), or the release came first and pod1 survives.
+    let mut upstream = forced("pod-replaced-under-a-stale-cache");
+    upstream.model = upstream.model.past_violations();
+    let mut outcomes = pod1_survives(&upstream);
+    outcomes.sort();
+    assert_eq!(outcomes, vec![false, true]);
+    // With PR #138818's fix the delete fails on its preconditions: pod1 always survives.
+    let mut fixed = forced("pod-replaced-under-a-stale-cache");
+    fixed.model = fixed
+        .model
+        .with_fix(Fix::DeletePrecondition)
+        .past_violations();
+    assert_eq!(pod1_survives(&fixed), vec![true]);
+}
