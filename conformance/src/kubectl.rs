@@ -109,9 +109,45 @@ static AGE_OR_TIME: LazyLock<Regex> = LazyLock::new(|| {
 ///
 /// Generated names are masked before ages: a random suffix can read as an age (`rs-4m25s`),
 /// and masked as one it would make two runs of the same scenario differ.
+///
+/// Events of the same age are put in one order first: kubectl sorts events by time, in whole
+/// seconds, so two of the same second (the parallel deletes of a scale-down) come in either
+/// order from run to run, and once ages are masked that order would be all that differs.
 pub fn normalise_describe(text: &str, namespace: &str) -> String {
     let text = mask_generated(&text.replace(namespace, "<namespace>"));
+    let text = each_events_block(&text, sort_ties);
     relayout_events(&AGE_OR_TIME.replace_all(&text, "<time>"))
+}
+
+/// The cells of an `Events:` row (separated by at least two spaces; no cell has two spaces in
+/// a row).
+fn cells(line: &str) -> Vec<&str> {
+    line.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+/// An `Events:` table with each run of rows that differ only in their message (same type,
+/// reason, age and source) sorted by message: events of the same second have no order of
+/// their own, and events of different reasons keep theirs.
+fn sort_ties(block: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = block.iter().map(|l| l.to_string()).collect();
+    let key = |l: &str| {
+        let mut c = cells(l);
+        c.pop();
+        c.join("  ")
+    };
+    let mut start = 2.min(out.len()); // after the header and its `----` row
+    while start < out.len() {
+        let first = key(&out[start]);
+        let end = (start..out.len())
+            .find(|i| key(&out[*i]) != first)
+            .unwrap_or(out.len());
+        out[start..end].sort();
+        start = end;
+    }
+    out
 }
 
 /// The padding kubectl's describe printer puts between the columns of its `Events:` table.
@@ -126,6 +162,12 @@ const EVENTS_PADDING: usize = 2;
 /// contain no two spaces in a row. A block whose rows do not all have the header's number of
 /// cells is left as it was rather than guessed at.
 pub fn relayout_events(text: &str) -> String {
+    each_events_block(text, relayout_block)
+}
+
+/// `text` with each indented `Events:` table (one per object described) replaced by what `f`
+/// makes of its lines.
+fn each_events_block(text: &str, f: impl Fn(&[&str]) -> Vec<String>) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
     let mut i = 0;
@@ -139,7 +181,7 @@ pub fn relayout_events(text: &str) -> String {
             .iter()
             .position(|l| !l.starts_with("  "))
             .map_or(lines.len(), |n| i + n);
-        out.extend(relayout_block(&lines[i..end]));
+        out.extend(f(&lines[i..end]));
         i = end;
     }
     let mut joined = out.join("\n");
@@ -151,15 +193,7 @@ pub fn relayout_events(text: &str) -> String {
 
 /// One indented `Events:` table, laid out with the widths of its own cells.
 fn relayout_block(block: &[&str]) -> Vec<String> {
-    let cells: Vec<Vec<&str>> = block
-        .iter()
-        .map(|l| {
-            l.split("  ")
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-                .collect()
-        })
-        .collect();
+    let cells: Vec<Vec<&str>> = block.iter().map(|l| cells(l)).collect();
     let columns = cells.first().map_or(0, Vec::len);
     if columns == 0 || cells.iter().any(|row| row.len() != columns) {
         return block.iter().map(|l| l.to_string()).collect();
@@ -233,6 +267,24 @@ mod tests {
         let age_like = normalise_describe(&event("rs-4m25s"), "ns");
         assert_eq!(age_like, normalise_describe(&event("rs-bcdfg"), "ns"));
         assert!(age_like.contains("Created pod: rs-#####"), "{age_like}");
+    }
+
+    #[test]
+    fn events_of_the_same_age_read_in_one_order() {
+        let table = |first: &str, second: &str| {
+            format!("Events:\n  Type    Reason  Age  From  Message\n  ----    ------  ----  ----  -------\n  Normal  Made    5s   rs    zero\n  Normal  Gone    3s   rs    {first}\n  Normal  Gone    3s   rs    {second}\n  Normal  Made    3s   rs    again\n")
+        };
+        let a = normalise_describe(&table("Deleted pod: pod1", "Deleted pod: pod2"), "ns");
+        let b = normalise_describe(&table("Deleted pod: pod2", "Deleted pod: pod1"), "ns");
+        assert_eq!(a, b);
+        assert!(
+            a.find("zero").unwrap() < a.find("pod1").unwrap(),
+            "older first: {a}"
+        );
+        assert!(
+            a.find("pod2").unwrap() < a.find("again").unwrap(),
+            "another reason keeps its place: {a}"
+        );
     }
 
     #[test]
