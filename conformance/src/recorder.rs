@@ -118,10 +118,13 @@ impl Recorder {
         self.shared.lock().unwrap().error.clone()
     }
 
-    /// How long since the last event (or since the recording started).
-    pub fn quiet_for(&self) -> std::time::Duration {
+    /// How long no event has arrived since `since`: since the last event, or since `since`
+    /// if that is later. A wait that begins right after a step counts from its own start:
+    /// the step's events may not have arrived yet, and an older event must not make the
+    /// namespace look quiet.
+    pub fn quiet_since(&self, since: std::time::Instant) -> std::time::Duration {
         let last = self.shared.lock().unwrap().last_event;
-        last.unwrap_or(self.started).elapsed()
+        quiet_since(last.unwrap_or(self.started), since)
     }
 
     /// Whether an event with exactly this resourceVersion has arrived (a listed object's
@@ -277,4 +280,25 @@ where
 fn fail(shared: &Mutex<Shared>, message: String) {
     let mut s = shared.lock().unwrap();
     s.error.get_or_insert(message);
+}
+
+/// How long nothing has happened since `since`, the last event being at `last_event`.
+fn quiet_since(last_event: Instant, since: Instant) -> std::time::Duration {
+    last_event.max(since).elapsed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quiet_since;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn an_old_event_does_not_make_a_new_wait_quiet() {
+        let now = Instant::now();
+        let old_event = now - Duration::from_secs(10);
+        assert!(quiet_since(old_event, now) < Duration::from_secs(1));
+        // Since an earlier moment, the old event is what counts.
+        let earlier = now - Duration::from_secs(20);
+        assert!(quiet_since(old_event, earlier) >= Duration::from_secs(10));
+    }
 }

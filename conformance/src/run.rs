@@ -324,12 +324,16 @@ async fn steps_and_settles(
     })
 }
 
-/// Wait until no event has been recorded for the quiet window (at most the settle
-/// timeout: a controller that keeps writing on a stale cache is released anyway, and its
-/// writes are judged).
+/// Wait until no event has been recorded for the quiet window, counted from now at the
+/// earliest (at most the settle timeout: a controller that keeps writing on a stale cache is
+/// released anyway, and its writes are judged). Counting from now matters: the step before a
+/// `release` (a delete, say) has usually not been seen yet, and the last event recorded may
+/// be seconds old, which would release the events before the controller could act on its
+/// stale cache.
 async fn quiet(recorder: &Recorder, policy: SettlePolicy) {
     let started = Instant::now();
-    while recorder.quiet_for() < policy.quiet_window && started.elapsed() < policy.timeout {
+    while recorder.quiet_since(started) < policy.quiet_window && started.elapsed() < policy.timeout
+    {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

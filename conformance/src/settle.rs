@@ -92,9 +92,7 @@ pub async fn settle(
                 reason,
             });
         }
-        // Quiet since the last event *and* since the settle began: the events of the step
-        // just taken may not have arrived yet, and an older event must not count as quiet.
-        let quiet = recorder.quiet_for().min(started.elapsed());
+        let quiet = recorder.quiet_since(started);
         if quiet < policy.quiet_window {
             reason = "watch events keep arriving".into();
             tokio::time::sleep(policy.quiet_window - quiet).await;
