@@ -1,5 +1,6 @@
 //! End-to-end tests of the `rsmc` command line.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn rsmc(args: &[&str]) -> (i32, String, String) {
@@ -14,10 +15,35 @@ fn rsmc(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("rsmc-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// A path that does not exist yet, `NAME` in a fresh temporary directory that is removed
+/// with everything in it when the test ends, passed or failed.
+struct Scratch {
+    _root: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn temp_dir(name: &str) -> Scratch {
+    let root = tempfile::Builder::new()
+        .prefix("rsmc-cli-")
+        .tempdir()
+        .expect("a temporary directory");
+    Scratch {
+        path: root.path().join(name),
+        _root: root,
+    }
 }
 
 #[test]
@@ -40,7 +66,6 @@ fn misspelt_config_field_is_named_and_exits_2() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("unknown field `wrokers`"), "{err}");
     assert!(err.contains("bad.json"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -52,7 +77,6 @@ fn impossible_bound_is_named_and_exits_2() {
     let (code, _, err) = rsmc(&["check", "--config", file.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("field `informer.maxLag`"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -101,7 +125,6 @@ fn a_configuration_where_everything_holds_exits_0_and_reports_every_property() {
         "{report}"
     );
     assert!(!out_dir.exists(), "no violation, so no trace directory");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -164,7 +187,6 @@ fn a_violation_exits_1_and_writes_trace_and_tables() {
         text.contains("NAME       DESIRED   CURRENT   READY"),
         "{text}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn repo(path: &str) -> String {
@@ -238,7 +260,6 @@ fn oracle_bad_input_names_file_and_line_and_exits_2() {
     let (code, _, err) = rsmc(&["replay", bad_scenario.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("s.yaml:3:"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Counterexamples and cover runs become scenarios the model replays.
@@ -294,7 +315,6 @@ fn model_runs_become_replayable_scenarios() {
     let first = cover.join("cover-k8s-1.20-1.yaml");
     let (code, _, err) = rsmc(&["replay", first.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `rsmc bugs` lists the catalogue; `--json` carries every entry's number and property.
@@ -343,7 +363,6 @@ fn check_with_a_bug_finds_it_and_says_how_to_open_it() {
     assert!(out.contains("--bug no-expectations --trace"), "{out}");
     assert!(err.contains("convergence search skipped"), "{err}");
     assert!(!out.contains("eventually converges"), "{out}");
-    std::fs::remove_dir_all(&dir).unwrap();
     let (code, _, err) = rsmc(&["check", "--bug", "expectations-expiry"]);
     assert_eq!(code, 2);
     assert!(

@@ -9,6 +9,7 @@ use rsmc_spec::object::{labels, LabelSelector, Pod, ReplicaSet};
 use rsmc_spec::profile::Profile;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use tempfile::TempDir;
 
 fn seeds_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/scenarios")
@@ -18,20 +19,23 @@ fn seed(name: &str) -> Scenario {
     scenario::load(&seeds_dir().join(name)).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// A fresh directory with the given files, for scenarios that must fail.
-fn scratch(test: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rsmc-scenarios-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("manifests")).unwrap();
+/// A fresh directory with the given files, for scenarios that must fail; removed when the
+/// test ends, passed or failed.
+fn scratch(test: &str, files: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("rsmc-scenarios-{test}-"))
+        .tempdir()
+        .expect("a temporary directory");
+    std::fs::create_dir_all(dir.path().join("manifests")).unwrap();
     for (name, text) in files {
-        std::fs::write(dir.join(name), text).unwrap();
+        std::fs::write(dir.path().join(name), text).unwrap();
     }
     dir
 }
 
-fn load_error(test: &str, files: &[(&str, &str)]) -> (PathBuf, String) {
+fn load_error(test: &str, files: &[(&str, &str)]) -> (TempDir, String) {
     let dir = scratch(test, files);
-    let path = dir.join(files[0].0);
+    let path = dir.path().join(files[0].0);
     let err = scenario::load(&path).expect_err("the scenario must be rejected");
     (dir, err.to_string())
 }
@@ -295,7 +299,7 @@ fn malformed_yaml_names_file_and_line() {
             "name: s\nsteps:\n  - apply: [manifests/x.yaml\n  - settle\n",
         )],
     );
-    let prefix = format!("{}:", dir.join("s.yaml").display());
+    let prefix = format!("{}:", dir.path().join("s.yaml").display());
     assert!(msg.starts_with(&prefix), "{msg}");
     let line: usize = msg[prefix.len()..]
         .split(':')
@@ -319,7 +323,7 @@ fn an_unknown_step_kind_is_named_with_its_line() {
     assert!(
         msg.starts_with(&format!(
             "{}:4:5: steps[1].scael: unknown step kind `scael`, expected one of apply, scale,",
-            dir.join("s.yaml").display()
+            dir.path().join("s.yaml").display()
         )),
         "{msg}"
     );
@@ -338,7 +342,7 @@ fn a_bad_argument_type_is_named_with_its_line() {
         msg,
         format!(
             "{}:5:7: steps[0].scale.replicas: invalid type: string \"three\", expected i32",
-            dir.join("s.yaml").display()
+            dir.path().join("s.yaml").display()
         )
     );
 }
@@ -352,8 +356,8 @@ fn a_missing_manifest_file_is_named() {
             "name: s\nsteps:\n  - apply: manifests/nope.yaml\n",
         )],
     );
-    let scenario = dir.join("s.yaml");
-    let manifest = dir.join("manifests/nope.yaml");
+    let scenario = dir.path().join("s.yaml");
+    let manifest = dir.path().join("manifests/nope.yaml");
     assert_eq!(
         msg,
         format!(
@@ -393,7 +397,7 @@ fn a_misspelt_manifest_field_is_named_with_its_line() {
     assert!(
         msg.starts_with(&format!(
             "{}:6:3: spec.replica: unknown field `replica`",
-            dir.join("manifests/rs.yaml").display()
+            dir.path().join("manifests/rs.yaml").display()
         )),
         "{msg}"
     );
@@ -418,7 +422,7 @@ fn a_node_selector_is_rejected_with_field_and_line() {
         msg,
         format!(
             "{}:13:7: spec.template.spec.nodeSelector: not covered by the model (pods are placed by scenario steps, not by a scheduler) — remove it",
-            dir.join("manifests/rs.yaml").display()
+            dir.path().join("manifests/rs.yaml").display()
         )
     );
 }
@@ -430,12 +434,12 @@ fn inline_manifests_are_checked_at_their_lines_in_the_scenario() {
     assert!(
         msg.starts_with(&format!(
             "{}:7:32: metadata.namespace: not covered by the model (scenarios run in a namespace of their own)",
-            dir.join("s.yaml").display()
+            dir.path().join("s.yaml").display()
         )),
         "{msg}"
     );
     let ok = text.replace(", namespace: prod", "");
-    let s = scenario::load_str(&dir.join("s.yaml"), &ok).unwrap();
+    let s = scenario::load_str(&dir.path().join("s.yaml"), &ok).unwrap();
     assert_eq!(s.steps[0].command(), "kubectl apply -f pod3.yaml");
 }
 
@@ -501,7 +505,7 @@ fn more_mistakes_are_named() {
         ("name: s\nstep: [settle]\n", ":1:1: missing field `steps`"),
     ] {
         let dir = scratch("more", &[]);
-        let err = scenario::load_str(&dir.join("s.yaml"), text).unwrap_err();
+        let err = scenario::load_str(&dir.path().join("s.yaml"), text).unwrap_err();
         assert!(err.to_string().ends_with(expected), "{err}\nexpected …{expected}");
     }
 }
