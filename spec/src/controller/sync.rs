@@ -42,11 +42,14 @@ impl SyncView<'_> {
 pub enum Phase {
     /// Working through the adopt/release patches.
     Claim {
-        /// The pods to adopt or release, with the decision, in the order they are sent.
+        /// The pods to adopt or release, with the decision: those before `next` done, the
+        /// rest in the order they are sent where it is fixed, else in name order.
         ops: Vec<(String, Claim)>,
-        /// Whether that order is fixed yet. Upstream walks the pods in lister order, which
-        /// is a map's: any order is possible, and the executor picks one ([`Pending::Order`]).
-        ordered: bool,
+        /// How many of `ops` have their place in the order fixed. Upstream walks the pods in
+        /// lister order, which is a map's: any order is possible. The executor picks the
+        /// order one pod at a time as the patches go out ([`Pending::Order`]): picking a
+        /// whole order up front would make n! choices where one at a time makes 2^n states.
+        fixed: usize,
         next: usize,
         /// Outcome of the live recheck before the first adoption (`None`: not done yet).
         recheck: Option<bool>,
@@ -63,10 +66,14 @@ pub enum Phase {
         done_before: u32,
         successes: u32,
     },
-    /// Scale-down deletes, in the order the executor picked (they run in parallel upstream,
-    /// so they may land in any order).
+    /// Scale-down deletes. They run in parallel upstream, so they may land in any order:
+    /// the executor picks which goes next as they go out ([`Pending::Order`]), as for claims.
     Delete {
+        /// Those before `next` sent, the rest in the order they go where it is fixed, else
+        /// in name order.
         victims: Vec<String>,
+        /// How many of `victims` have their place in the order fixed.
+        fixed: usize,
         next: usize,
         error: bool,
     },
@@ -159,7 +166,7 @@ pub fn begin(
         needs_sync,
         claimed,
         phase: Phase::Claim {
-            ordered: ops.len() < 2,
+            fixed: usize::from(ops.len() == 1),
             ops,
             next: 0,
             recheck: None,
@@ -175,13 +182,13 @@ impl SyncTask {
             match &mut self.phase {
                 Phase::Claim {
                     ops,
-                    ordered,
+                    fixed,
                     next,
                     recheck,
                     failed,
                 } => {
-                    if !*ordered {
-                        return Pending::Order(ops.iter().map(|(n, _)| n.clone()).collect());
+                    if let Some(open) = open_order(ops, *fixed, *next, |(n, _)| n) {
+                        return Pending::Order(open);
                     }
                     if let Some((name, decision)) = ops.get(*next).cloned() {
                         let Some(pod) = view.pod(&name) else {
@@ -276,17 +283,23 @@ impl SyncTask {
                 }
                 Phase::Delete {
                     victims,
+                    fixed,
                     next,
                     error,
-                } => match victims.get(*next) {
-                    Some(name) => {
-                        return Pending::Send(Request::DeletePod {
-                            name: name.clone(),
-                            options: scale_down_delete_options(view.pod(name), view.sem),
-                        })
+                } => {
+                    if let Some(open) = open_order(victims, *fixed, *next, |n| n) {
+                        return Pending::Order(open);
                     }
-                    None => self.phase = status_phase(*error),
-                },
+                    match victims.get(*next) {
+                        Some(name) => {
+                            return Pending::Send(Request::DeletePod {
+                                name: name.clone(),
+                                options: scale_down_delete_options(view.pod(name), view.sem),
+                            })
+                        }
+                        None => self.phase = status_phase(*error),
+                    }
+                }
                 Phase::Status {
                     manage_error,
                     fresh_rv,
@@ -377,20 +390,33 @@ impl SyncTask {
     /// Settle a choice: the order of the claim patches ([`Pending::Order`]), or the
     /// scale-down victims in the order their deletes land ([`Pending::Choose`]), whose
     /// deletion is then expected.
+    ///
+    /// While choosing victims, `pods` is the victim set; their order stays open. While
+    /// claiming or deleting, `pods` go next, in this order (one pod is the model's pick of
+    /// the next request, a whole list an executor's order).
     pub fn choose(&mut self, pods: Vec<String>, expectations: &mut Expectations) {
-        if let Phase::Claim { ops, ordered, .. } = &mut self.phase {
-            ops.sort_by_key(|(name, _)| pods.iter().position(|p| p == name));
-            *ordered = true;
-            return;
+        match &mut self.phase {
+            Phase::Claim {
+                ops, fixed, next, ..
+            } => fix_next(ops, fixed, *next, &pods, |(n, _)| n),
+            Phase::Delete {
+                victims,
+                fixed,
+                next,
+                ..
+            } => fix_next(victims, fixed, *next, &pods, |n| n),
+            _ => {
+                let mut victims = pods;
+                victims.sort();
+                expectations.expect_deletions(&self.key, &victims);
+                self.phase = Phase::Delete {
+                    fixed: usize::from(victims.len() == 1),
+                    victims,
+                    next: 0,
+                    error: false,
+                };
+            }
         }
-        let mut keys = pods.clone();
-        keys.sort();
-        expectations.expect_deletions(&self.key, &keys);
-        self.phase = Phase::Delete {
-            victims: pods,
-            next: 0,
-            error: false,
-        };
     }
 
     /// The outcome of a [`Pending::GetReplicaSet`].
@@ -449,6 +475,7 @@ impl SyncTask {
                 victims,
                 next,
                 error,
+                ..
             } => {
                 let name = victims[*next].clone();
                 *next += 1;
@@ -495,6 +522,33 @@ fn scale_down_delete_options(cached: Option<&Pod>, sem: &Semantics) -> DeleteOpt
         },
         _ => DeleteOptions::default(),
     }
+}
+
+/// The items whose place is still open when the next request is due: none when the next
+/// one's place is fixed or only one remains (nothing to pick from).
+fn open_order<T>(
+    items: &[T],
+    fixed: usize,
+    next: usize,
+    name: impl Fn(&T) -> &String,
+) -> Option<Vec<String>> {
+    (next >= fixed && items.len().saturating_sub(next) >= 2)
+        .then(|| items[next..].iter().map(|i| name(i).clone()).collect())
+}
+
+/// Move `pods` (in this order) to the front of the items not yet done, the rest keeping
+/// their order, and fix their places.
+fn fix_next<T>(
+    items: &mut [T],
+    fixed: &mut usize,
+    next: usize,
+    pods: &[String],
+    name: impl Fn(&T) -> &String,
+) {
+    let open = &mut items[next..];
+    open.sort_by_key(|i| pods.iter().position(|p| p == name(i)).unwrap_or(usize::MAX));
+    let placed = open.iter().filter(|i| pods.contains(name(i))).count();
+    *fixed = next + placed;
 }
 
 fn status_phase(manage_error: bool) -> Phase {

@@ -256,7 +256,7 @@ impl fmt::Display for Action {
                 pods,
             } => write!(
                 f,
-                "replicaset-controller#{controller} worker {worker}: takes {} in this order",
+                "replicaset-controller#{controller} worker {worker}: picks {}",
                 pods.join(", ")
             ),
             Action::Gc { work } => write!(f, "garbage-collector: {work:?}"),

@@ -234,23 +234,23 @@ impl RsModel {
                             out.push(Action::CreateRejected { controller, worker });
                         }
                     }
+                    // A victim set; the order its deletes land in is picked as they go out.
                     Pending::Choose(sets) => {
-                        for set in sets {
-                            for pods in orders(&set) {
-                                out.push(Action::Choose {
-                                    controller,
-                                    worker,
-                                    pods,
-                                });
-                            }
-                        }
-                    }
-                    Pending::Order(pods) => {
-                        for pods in orders(&pods) {
+                        for pods in sets {
                             out.push(Action::Choose {
                                 controller,
                                 worker,
                                 pods,
+                            });
+                        }
+                    }
+                    // The next of the claim patches or deletes: any of those left.
+                    Pending::Order(pods) => {
+                        for pod in pods {
+                            out.push(Action::Choose {
+                                controller,
+                                worker,
+                                pods: vec![pod],
                             });
                         }
                     }
@@ -279,21 +279,4 @@ impl RsModel {
         w.push(Watcher::GarbageCollector);
         w
     }
-}
-
-/// Every order of `items`: what a parallel fan-out or an arbitrary iteration order may do.
-fn orders(items: &[String]) -> Vec<Vec<String>> {
-    if items.len() <= 1 {
-        return vec![items.to_vec()];
-    }
-    let mut out = Vec::new();
-    for (i, first) in items.iter().enumerate() {
-        let mut rest = items.to_vec();
-        rest.remove(i);
-        for mut tail in orders(&rest) {
-            tail.insert(0, first.clone());
-            out.push(tail);
-        }
-    }
-    out
 }

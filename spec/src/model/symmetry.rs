@@ -222,15 +222,24 @@ impl Renaming {
                 task.claimed.iter_mut().for_each(|n| renaming.name(n));
                 task.claimed.sort();
                 match &mut task.phase {
-                    Phase::Claim { ops, ordered, .. } => {
+                    Phase::Claim {
+                        ops, fixed, next, ..
+                    } => {
                         ops.iter_mut().for_each(|(n, _)| renaming.name(n));
-                        // Before the executor picks an order, the list is a set in name order.
-                        if !*ordered {
-                            ops.sort_by(|a, b| a.0.cmp(&b.0));
-                        }
+                        // What is done or placed keeps its order; the rest is a set, in name
+                        // order.
+                        let open = (*fixed).max(*next).min(ops.len());
+                        ops[open..].sort_by(|a, b| a.0.cmp(&b.0));
                     }
-                    Phase::Delete { victims, .. } => {
-                        victims.iter_mut().for_each(|n| renaming.name(n))
+                    Phase::Delete {
+                        victims,
+                        fixed,
+                        next,
+                        ..
+                    } => {
+                        victims.iter_mut().for_each(|n| renaming.name(n));
+                        let open = (*fixed).max(*next).min(victims.len());
+                        victims[open..].sort();
                     }
                     _ => {}
                 }
