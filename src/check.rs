@@ -104,7 +104,19 @@ pub fn run(args: &CheckArgs) -> i32 {
     let started = Instant::now();
     let checker = model.clone().checker().threads(threads).spawn_bfs();
     let mut progress = Progress::new("safety");
+    let budget = args.memory.budget();
     while !checker.is_done() {
+        // stateright's checker cannot be stopped from outside; a search past its budget ends
+        // the process, which holds nothing else to clean up.
+        if let Err(e) = budget.meter().check_memory(checker.unique_state_count()) {
+            progress.finish();
+            eprintln!(
+                "error: the safety search of {config_name} stopped at depth {}: {e}; {}",
+                checker.max_depth(),
+                e.remedy()
+            );
+            return exit::TOO_LARGE;
+        }
         let secs = started.elapsed().as_secs_f64().max(1e-3);
         progress.show(format!(
             "states {} · unique {} · depth {} · {:.0} unique/s",
@@ -163,8 +175,11 @@ pub fn run(args: &CheckArgs) -> i32 {
                 verdicts.push(verdict);
             }
             Err(e) => {
-                eprintln!("error: {e}");
-                return exit::BAD_INPUT;
+                eprintln!(
+                    "error: the convergence search of {config_name} stopped: {e}; {} (or check safety alone with --skip-liveness)",
+                    e.remedy()
+                );
+                return exit::TOO_LARGE;
             }
         }
     }
@@ -334,10 +349,14 @@ const LIVENESS_LIMIT: usize = 200_000_000;
 
 /// Convergence under weak fairness (`rsmc_spec::liveness`): the verdict and the number of
 /// states searched.
-fn check_liveness(args: &CheckArgs, model: &RsModel) -> Result<(Verdict, usize), String> {
+fn check_liveness(
+    args: &CheckArgs,
+    model: &RsModel,
+) -> Result<(Verdict, usize), rsmc_spec::budget::Exhausted> {
     let started = Instant::now();
     let mut progress = Progress::new("liveness");
-    let outcome = liveness::check(model, LIVENESS_LIMIT, &mut |p| {
+    let budget = args.memory.budget().with_states(LIVENESS_LIMIT);
+    let outcome = liveness::check(model, &budget, &mut |p| {
         let secs = started.elapsed().as_secs_f64().max(1e-3);
         progress.show(format!(
             "states {} · expanded {} · depth {} · {:.0} states/s",
@@ -346,9 +365,9 @@ fn check_liveness(args: &CheckArgs, model: &RsModel) -> Result<(Verdict, usize),
             p.depth,
             p.expanded as f64 / secs
         ));
-    })
-    .map_err(|e| e.to_string())?;
+    });
     progress.finish();
+    let outcome = outcome?;
     let result = if outcome.violation.is_some() {
         "violated"
     } else {

@@ -134,6 +134,8 @@ pub struct TracesArgs {
     /// Where the scenarios and traces go.
     #[arg(long, default_value = "target/rsmc/cover")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
 }
 
 /// Arguments of `rsmc scenario`.
@@ -169,6 +171,8 @@ pub struct OracleArgs {
     /// Print the verdict as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 /// Arguments of `rsmc replay`.
@@ -188,6 +192,40 @@ pub struct ReplayArgs {
     /// Print the replay as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+}
+
+/// The memory a command's searches stop at (exit 3) instead of running out of it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MemoryArgs {
+    /// Stop a search when this process's resident memory passes SIZE (e.g. 8G, 512M).
+    #[arg(long, value_name = "SIZE", default_value = "8G", value_parser = rsmc_spec::budget::parse_size)]
+    pub memory_limit: u64,
+}
+
+impl MemoryArgs {
+    /// A budget of this much memory and no bound on states.
+    pub fn budget(&self) -> rsmc_spec::budget::Budget {
+        rsmc_spec::budget::Budget::default().with_memory(self.memory_limit)
+    }
+}
+
+/// The limits the oracle's searches stop at (exit 3).
+#[derive(clap::Args, Debug, Clone)]
+pub struct BudgetArgs {
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+    /// Stop one of the oracle's searches after N visited states.
+    #[arg(long, value_name = "N", default_value_t = rsmc_oracle::explore::STATE_LIMIT)]
+    pub state_limit: usize,
+}
+
+impl BudgetArgs {
+    /// The budget of one search.
+    pub fn budget(&self) -> rsmc_spec::budget::Budget {
+        self.memory.budget().with_states(self.state_limit)
+    }
 }
 
 /// The catalogue's switches a command's model runs with (`rsmc bugs` lists them).
@@ -262,6 +300,8 @@ pub struct CheckArgs {
     /// pod is which (the pod symmetry off; for measuring it).
     #[arg(long, conflicts_with = "no_reduction")]
     pub no_symmetry: bool,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
 }
 
 impl CheckArgs {

@@ -2,7 +2,6 @@
 
 use crate::exit;
 use crate::OracleArgs;
-use rsmc_oracle::explore::STATE_LIMIT;
 use rsmc_oracle::judge::{self, JudgeError};
 use rsmc_oracle::observed;
 use rsmc_oracle::prepared::Prepared;
@@ -25,10 +24,14 @@ pub fn run(args: &OracleArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    let verdict = match judge::judge(&loaded.subject(), &observed, STATE_LIMIT) {
+    let verdict = match judge::judge(&loaded.subject(), &observed, &args.budget.budget()) {
         Ok(v) => v,
         Err(JudgeError::TooLarge(e)) => {
-            eprintln!("error: {}: {e}", args.scenario.display());
+            eprintln!(
+                "error: {}: cannot judge: {e}; {}",
+                args.observed.display(),
+                e.remedy()
+            );
             return exit::TOO_LARGE;
         }
         Err(e) => {

@@ -2,7 +2,6 @@
 
 use crate::exit;
 use crate::ReplayArgs;
-use rsmc_oracle::explore::STATE_LIMIT;
 use rsmc_oracle::prepared::Prepared;
 use rsmc_oracle::replay;
 
@@ -20,7 +19,7 @@ pub fn run(args: &ReplayArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    match replay::replay(&loaded.subject(), STATE_LIMIT) {
+    match replay::replay(&loaded.subject(), &args.budget.budget()) {
         Ok(r) if args.json => {
             println!(
                 "{}",
@@ -33,7 +32,11 @@ pub fn run(args: &ReplayArgs) -> i32 {
             exit::OK
         }
         Err(e) => {
-            eprintln!("error: {}: {e}", args.scenario.display());
+            eprintln!(
+                "error: {}: cannot replay: {e}; {}",
+                args.scenario.display(),
+                e.remedy()
+            );
             exit::TOO_LARGE
         }
     }

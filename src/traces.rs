@@ -10,7 +10,7 @@ use rsmc_oracle::trace::Trace;
 use rsmc_spec::model::RsModel;
 use std::io::IsTerminal;
 
-/// How many states the search may visit.
+/// How many states each search may visit.
 const LIMIT: usize = 4_000_000;
 
 pub fn run(args: &TracesArgs) -> i32 {
@@ -25,7 +25,8 @@ pub fn run(args: &TracesArgs) -> i32 {
     let model = RsModel::new(config, args.profile);
     let live = std::io::stderr().is_terminal();
     let started = std::time::Instant::now();
-    let found = cover::cover(&model, LIMIT, |n| {
+    let budget = args.memory.budget().with_states(LIMIT);
+    let found = cover::cover(&model, &budget, |n| {
         let rate = n as f64 / started.elapsed().as_secs_f64().max(1e-3);
         if live {
             eprint!("\rrsmc traces: {n} states searched, {rate:.0}/s   ");
@@ -46,10 +47,9 @@ pub fn run(args: &TracesArgs) -> i32 {
         args.config,
         found.runs.len(),
         found.explored,
-        if found.truncated {
-            " (search stopped at its state limit)"
-        } else {
-            ""
+        match &found.stopped {
+            Some(e) => format!(" (the search stopped early: {e})"),
+            None => String::new(),
         }
     );
     for (i, run) in found.runs.iter().enumerate() {

@@ -229,6 +229,37 @@ fn oracle_exit_codes_follow_the_verdict() {
 }
 
 #[test]
+fn a_replay_past_its_memory_budget_stops_with_exit_3_and_names_the_limit() {
+    let scenario = repo("oracle/tests/scenarios/scale-down-12.yaml");
+    let (code, out, err) = rsmc(&["replay", &scenario, "--memory-limit", "300M"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        err.contains("memory budget of 300 MiB") && err.contains("--memory-limit"),
+        "{err}"
+    );
+    let (code, _, err) = rsmc(&["replay", &scenario, "--state-limit", "1000"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("state limit of 1,000 states") && err.contains("--state-limit"),
+        "{err}"
+    );
+    let (code, _, err) = rsmc(&["replay", &scenario, "--memory-limit", "lots"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("expected a size such as 8G"), "{err}");
+}
+
+#[test]
+fn a_check_past_its_memory_budget_stops_with_exit_3() {
+    let (code, out, err) = rsmc(&["check", "--config", "default", "--memory-limit", "64M"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        err.contains("the safety search of default stopped at depth")
+            && err.contains("memory budget of 64 MiB"),
+        "{err}"
+    );
+}
+
+#[test]
 fn oracle_bad_input_names_file_and_line_and_exits_2() {
     let dir = temp_dir("oracle-bad");
     std::fs::create_dir_all(&dir).unwrap();

@@ -12,7 +12,7 @@ use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::{Client, ResourceExt};
-use rsmc_oracle::explore::STATE_LIMIT;
+use rsmc_oracle::explore::default_budget;
 use rsmc_oracle::judge::{self, Verdict};
 use rsmc_oracle::observed::{self, RawObserved, RawSegment, RawSnapshot, SCHEMA};
 use rsmc_oracle::prepared::Prepared;
@@ -169,7 +169,7 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
     let judged = observed::parse(&path, &text)
         .map_err(|e| format!("the recording cannot be read as an observed trace: {e}"))
         .and_then(|obs| {
-            judge::judge(&prepared.subject(), &obs, STATE_LIMIT)
+            judge::judge(&prepared.subject(), &obs, &default_budget())
                 .map_err(|e| format!("cannot judge: {e}"))
         });
     match judged {

@@ -19,6 +19,7 @@
 
 use crate::explore::successors;
 use rsmc_spec::api::Propagation;
+use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::controller::Pending;
 use rsmc_spec::model::{Action, RsModel, State};
 use rsmc_spec::object::Finalizer;
@@ -44,8 +45,8 @@ pub struct Cover {
     pub uncovered: Vec<String>,
     /// States the search visited.
     pub explored: usize,
-    /// Whether the search stopped at its state limit before exhausting the state space.
-    pub truncated: bool,
+    /// The limit that stopped the search before it exhausted the state space, if one did.
+    pub stopped: Option<Exhausted>,
 }
 
 /// The environment move kind of an action taken in `s`.
@@ -271,13 +272,14 @@ fn calm(model: &RsModel) -> RsModel {
 }
 
 /// The first runs (by breadth-first search: shortest) to each of `wanted`, as action lists,
-/// and how many states were visited and whether the limit stopped the search.
+/// and how many states were visited and which limit stopped the search, if one did.
 fn first_runs(
     model: &RsModel,
     wanted: &BTreeSet<String>,
-    limit: usize,
+    budget: &Budget,
     progress: &mut impl FnMut(usize),
-) -> (Vec<Vec<Action>>, usize, bool) {
+) -> (Vec<Vec<Action>>, usize, Option<Exhausted>) {
+    let mut meter = budget.meter();
     let init = model.init_states().remove(0);
     let mut index: HashMap<State, usize> = HashMap::new();
     let mut parents: Vec<Option<(usize, Action)>> = vec![None];
@@ -285,14 +287,14 @@ fn first_runs(
     let mut queue: VecDeque<(State, usize)> = VecDeque::from([(init, 0)]);
     // target → (index of the state it was hit from, the action that hit it)
     let mut first: BTreeMap<String, (usize, Action)> = BTreeMap::new();
-    let mut truncated = false;
+    let mut stopped = None;
     let mut reported = 0;
     while let Some((s, i)) = queue.pop_front() {
         if wanted.iter().all(|t| first.contains_key(t)) {
             break;
         }
-        if index.len() >= limit {
-            truncated = true;
+        if let Err(e) = meter.check(index.len() + 1) {
+            stopped = Some(e);
             break;
         }
         if index.len() >= reported + 100_000 {
@@ -323,14 +325,13 @@ fn first_runs(
         actions
     };
     let runs = first.values().map(|(i, a)| path_to(*i, a)).collect();
-    (runs, index.len(), truncated)
+    (runs, index.len(), stopped)
 }
 
-/// Search `model` (a free model check's) for cover runs, visiting at most `limit` states per
-/// search. Runs for the non-fault targets come from the configuration without faults, so
+/// Search `model` (a free model check's) for cover runs, each search within `budget`. Runs for the non-fault targets come from the configuration without faults, so
 /// that only the runs for a fault have one. `progress` is told the states visited now and
 /// then.
-pub fn cover(model: &RsModel, limit: usize, mut progress: impl FnMut(usize)) -> Cover {
+pub fn cover(model: &RsModel, budget: &Budget, mut progress: impl FnMut(usize)) -> Cover {
     let wanted: BTreeSet<String> = enabled_kinds(model)
         .into_iter()
         .chain(applicable_situations(model))
@@ -340,14 +341,14 @@ pub fn cover(model: &RsModel, limit: usize, mut progress: impl FnMut(usize)) -> 
     let quiet = calm(model);
     let mut found: Vec<(RsModel, Vec<Action>)> = Vec::new();
     let mut explored = 0;
-    let mut truncated = false;
+    let mut stopped = None;
     for (m, targets) in [(&quiet, &others), (model, &faults)] {
         if targets.is_empty() {
             continue;
         }
-        let (runs, n, t) = first_runs(m, targets, limit, &mut progress);
+        let (runs, n, t) = first_runs(m, targets, budget, &mut progress);
         explored += n;
-        truncated |= t;
+        stopped = stopped.or(t);
         found.extend(runs.into_iter().map(|r| (m.clone(), r)));
     }
     found.sort_by_key(|(_, p)| std::cmp::Reverse(p.len()));
@@ -363,7 +364,7 @@ pub fn cover(model: &RsModel, limit: usize, mut progress: impl FnMut(usize)) -> 
         if hit.iter().all(|t| covered.contains(t)) {
             continue;
         }
-        let (states, actions) = settle(&m, states, actions, limit);
+        let (states, actions) = settle(&m, states, actions, budget);
         covered.extend(hit.iter().cloned());
         runs.push(Run {
             model: m,
@@ -376,7 +377,7 @@ pub fn cover(model: &RsModel, limit: usize, mut progress: impl FnMut(usize)) -> 
         runs,
         uncovered: wanted.difference(&covered).cloned().collect(),
         explored,
-        truncated,
+        stopped,
     }
 }
 
@@ -410,8 +411,9 @@ fn settle(
     model: &RsModel,
     mut states: Vec<State>,
     mut actions: Vec<Action>,
-    limit: usize,
+    budget: &Budget,
 ) -> (Vec<State>, Vec<Action>) {
+    let mut meter = budget.meter();
     let last = states.last().expect("non-empty").clone();
     let mut seen: HashMap<State, Option<(State, Action)>> = HashMap::from([(last.clone(), None)]);
     let mut queue = VecDeque::from([last]);
@@ -429,7 +431,7 @@ fn settle(
             }
             break;
         }
-        if seen.len() > limit {
+        if meter.check(seen.len()).is_err() {
             break;
         }
         for (a, n) in successors(model, &s) {

@@ -7,6 +7,7 @@
 //! back the reachable states themselves, which is what the oracle needs, so this is a plain
 //! breadth-first search over the same [`stateright::Model`].
 
+use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::model::{RsModel, State, UpToRevisions};
 use stateright::Model;
 use std::collections::{HashSet, VecDeque};
@@ -21,15 +22,13 @@ pub fn fingerprint(node: &impl Hash) -> u64 {
         .hash_one(node)
 }
 
-/// The exploration grew past its state limit.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the model explored more than {limit} states without finishing the segment: the scenario is too large to judge exhaustively (fewer pods, fewer steps between settles, or a smaller maxLag)")]
-pub struct TooLarge {
-    pub limit: usize,
-}
-
-/// How many states one segment may explore before giving up.
+/// How many states one of the oracle's searches may visit before giving up, by default.
 pub const STATE_LIMIT: usize = 2_000_000;
+
+/// The oracle's default budget: [`STATE_LIMIT`] states and the default memory budget.
+pub fn default_budget() -> Budget {
+    Budget::default().with_states(STATE_LIMIT)
+}
 
 /// The successors of `s`, with the actions leading to them (none past a safety violation,
 /// unless the model goes on [`RsModel::past_violations`]).
@@ -49,8 +48,9 @@ pub fn outcomes(
     model: &RsModel,
     starts: &[State],
     settle: usize,
-    limit: usize,
-) -> Result<(Vec<State>, usize), TooLarge> {
+    budget: &Budget,
+) -> Result<(Vec<State>, usize), Exhausted> {
+    let mut meter = budget.meter();
     let mut seen: HashSet<u64> = HashSet::new();
     let mut queue: VecDeque<State> = starts.iter().cloned().collect();
     let mut found = Vec::new();
@@ -58,9 +58,7 @@ pub fn outcomes(
         if !seen.insert(fingerprint(&UpToRevisions(&s))) {
             continue;
         }
-        if seen.len() > limit {
-            return Err(TooLarge { limit });
-        }
+        meter.check(seen.len())?;
         if s.script.step as usize > settle {
             found.push(s);
             continue;

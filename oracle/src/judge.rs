@@ -11,13 +11,22 @@
 //! were recorded). The verdict names the first divergent step, says what the model allowed
 //! and shows what was seen: for outcomes, the closest allowed state beside the observed one
 //! as kubectl tables.
+//!
+//! Where every segment was recorded (every `rsmc conform` run), the verdict is decided by
+//! the [witness search](crate::witness), whose cost follows the recording rather than the
+//! number of interleavings: a run of the model that produces every write and every settle
+//! point exists exactly when both levels conform everywhere. The levels' exhaustive
+//! searches then run only to explain a divergence, within the budget; when that is beyond
+//! it, the verdict stands on the witness search's furthest point.
 
 use crate::binding::{match_objects, Binding, ModelObjects};
 use crate::broken::broken_by;
-use crate::explore::{outcomes, TooLarge};
-use crate::observed::{Observed, Snapshot};
+use crate::explore::outcomes;
+use crate::observed::{Event, Observed, Snapshot};
 use crate::side_by_side;
-use crate::validate::{ends_matching, validate, Segment, Validation};
+use crate::validate::{ends_matching, validate, Divergence, Segment, Validation};
+use crate::witness::{self, Found, Recording};
+use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::bugs::{Status, CATALOGUE};
 use rsmc_spec::model::{RsModel, State};
 use serde::Serialize;
@@ -54,6 +63,11 @@ pub enum Level {
     NotRecorded,
     /// An earlier settle point diverged at this level; nothing to judge from.
     NotJudged,
+    /// Not judged here, and why (a search that would only explain a verdict already known
+    /// was beyond the budget).
+    Unexplained {
+        detail: String,
+    },
 }
 
 impl Level {
@@ -98,6 +112,10 @@ pub struct Verdict {
     /// How the verdict was reached, when that needs saying.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Search nodes the witness search expanded to find the run (0 when the verdict came
+    /// from the exhaustive levels).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub witness_nodes: usize,
 }
 
 impl Verdict {
@@ -115,7 +133,7 @@ pub enum JudgeError {
     #[error("the observed trace is of scenario {observed:?}, not {expected:?}")]
     Scenario { observed: String, expected: String },
     #[error(transparent)]
-    TooLarge(#[from] TooLarge),
+    TooLarge(#[from] Exhausted),
 }
 
 /// Judge `observed` against the model of `subject`.
@@ -126,8 +144,33 @@ pub enum JudgeError {
 /// went through an upstream race (a scenario can force one) did what upstream does, and the
 /// verdict says which properties every such run breaks. When that larger search is too
 /// large, the first verdict stands, with a note saying so.
-pub fn judge(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verdict, JudgeError> {
-    let first = judge_by(subject, observed, limit)?;
+pub fn judge(
+    subject: &Subject,
+    observed: &Observed,
+    budget: &Budget,
+) -> Result<Verdict, JudgeError> {
+    judge_with(subject, observed, budget, Method::Witness)
+}
+
+/// How a recorded run is judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// By the witness search where every segment was recorded ([`crate::witness`]).
+    Witness,
+    /// By the levels' exhaustive searches alone: the same verdicts, at the cost of every
+    /// interleaving (for showing that they are the same, and for the count of settled states
+    /// the model allows at each settle point).
+    Exhaustive,
+}
+
+/// [`judge`] by the given method.
+pub fn judge_with(
+    subject: &Subject,
+    observed: &Observed,
+    budget: &Budget,
+    method: Method,
+) -> Result<Verdict, JudgeError> {
+    let first = judge_by(subject, observed, budget, method)?;
     if first.conforms || subject.model.past_violations {
         return Ok(first);
     }
@@ -136,11 +179,10 @@ pub fn judge(subject: &Subject, observed: &Observed, limit: usize) -> Result<Ver
         model: &model,
         ..*subject
     };
-    match judge_by(&past, observed, limit) {
+    match judge_by(&past, observed, budget, method) {
         Err(JudgeError::TooLarge(t)) => Ok(Verdict {
             note: Some(format!(
-                "judged by the model's runs that stop at a safety violation: with the runs that go on past one, the model explores more than {} states",
-                t.limit
+                "judged by the model's runs that stop at a safety violation: with the runs that go on past one, {t}"
             )),
             ..first
         }),
@@ -148,8 +190,57 @@ pub fn judge(subject: &Subject, observed: &Observed, limit: usize) -> Result<Ver
     }
 }
 
-/// Judge `observed` against `subject.model` as it is.
-fn judge_by(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verdict, JudgeError> {
+/// Judge `observed` against `subject.model` as it is: by the witness search where every
+/// segment was recorded, else by the levels' exhaustive searches.
+fn judge_by(
+    subject: &Subject,
+    observed: &Observed,
+    budget: &Budget,
+    method: Method,
+) -> Result<Verdict, JudgeError> {
+    let settles = check_shape(subject, observed)?;
+    let recorded = observed.segments.iter().all(|s| s.events.is_some());
+    if method == Method::Exhaustive || !recorded {
+        return exhaustive(subject, observed, budget);
+    }
+    let recording = Recording {
+        model: subject.model,
+        origin: subject.origin,
+        settles: &settles,
+        observed,
+    };
+    match witness::search(&recording, budget, None)? {
+        Found::Run { end, explored } => {
+            witnessed(subject, observed, &recording, &end.0, budget, explored)
+        }
+        Found::Nothing {
+            segment, frontier, ..
+        } => match exhaustive(subject, observed, &explaining(budget)) {
+            Err(JudgeError::TooLarge(t)) => Ok(unexplained(
+                subject, observed, &settles, segment, *frontier, &t,
+            )),
+            other => other,
+        },
+    }
+}
+
+/// How many states the exhaustive levels may visit per search to explain a divergence the
+/// witness search has already decided: enough for every scenario of the suite, few enough
+/// that a large recording's verdict comes in seconds.
+pub const EXPLAIN_LIMIT: usize = 250_000;
+
+/// The budget of an explanation: `budget`, with at most [`EXPLAIN_LIMIT`] states.
+fn explaining(budget: &Budget) -> Budget {
+    budget.with_states(
+        budget
+            .states
+            .map_or(EXPLAIN_LIMIT, |n| n.min(EXPLAIN_LIMIT)),
+    )
+}
+
+/// The script indices of the scenario's settles, once the recording is known to be of this
+/// scenario and to have one segment per settle.
+fn check_shape(subject: &Subject, observed: &Observed) -> Result<Vec<usize>, JudgeError> {
     if observed.scenario != subject.name {
         return Err(JudgeError::Scenario {
             observed: observed.scenario.clone(),
@@ -164,6 +255,219 @@ fn judge_by(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verd
             expected: settles.len(),
         });
     }
+    Ok(settles)
+}
+
+/// The scenario steps (indices) from the settle before `k` to the settle `k`.
+fn step_ids(subject: &Subject, settles: &[usize], k: usize) -> Vec<usize> {
+    let first = if k == 0 { 0 } else { settles[k - 1] + 1 };
+    let mut ids: Vec<usize> = subject.origin[first..=settles[k]].to_vec();
+    ids.dedup();
+    ids
+}
+
+/// Those steps as numbered command lines.
+fn step_lines(subject: &Subject, ids: &[usize]) -> Vec<String> {
+    ids.iter()
+        .map(|i| format!("{}. {}", i + 1, subject.steps[*i]))
+        .collect()
+}
+
+/// The verdict when the witness search found a run: every settle point conforms at both
+/// levels, and a property the run breaks is one every matching run breaks unless a search
+/// that avoids it finds another run.
+fn witnessed(
+    subject: &Subject,
+    observed: &Observed,
+    recording: &Recording,
+    end: &State,
+    budget: &Budget,
+    explored: usize,
+) -> Result<Verdict, JudgeError> {
+    let settle_points = observed
+        .segments
+        .iter()
+        .enumerate()
+        .map(|(k, segment)| {
+            let writes = segment.events.as_ref().map_or(0, Vec::len);
+            SettlePoint {
+                index: k + 1,
+                steps: step_lines(subject, &step_ids(subject, recording.settles, k)),
+                outcome: Level::Conforms {
+                    detail: "the settled state is the one the run that produces the recorded writes reaches".into(),
+                },
+                trace: Level::Conforms {
+                    detail: format!("{writes} recorded writes are a run of the model"),
+                },
+                divergent_step: None,
+                breaks: None,
+            }
+        })
+        .collect();
+    let mut broken_as_modelled = Vec::new();
+    let mut undecided = Vec::new();
+    for p in &end.ghost.violated {
+        match witness::search(recording, budget, Some(p)) {
+            Ok(Found::Nothing { .. }) => broken_as_modelled.push(labelled(p)),
+            Ok(Found::Run { .. }) => {}
+            Err(e) => undecided.push(format!("{p} ({e})")),
+        }
+    }
+    Ok(Verdict {
+        scenario: subject.name.to_string(),
+        profile: subject.model.profile.name().to_string(),
+        switches: subject.model.sem.switches(),
+        conforms: true,
+        settle_points,
+        broken_as_modelled,
+        note: (!undecided.is_empty()).then(|| {
+            format!(
+                "the run found breaks {}; whether every matching run does was not decided",
+                undecided.join(", ")
+            )
+        }),
+        witness_nodes: explored,
+    })
+}
+
+/// The verdict when no run of the model produces the recording and the levels' exhaustive
+/// searches, which would explain where, are beyond the budget: the settle points before the
+/// witness search's furthest one conform, that one diverges where the search stopped.
+fn unexplained(
+    subject: &Subject,
+    observed: &Observed,
+    settles: &[usize],
+    segment: usize,
+    frontier: witness::FrontierAt,
+    exhausted: &Exhausted,
+) -> Verdict {
+    let why = format!(
+        "the exhaustive search that would show what the model allows here stopped: {exhausted}"
+    );
+    let mut points = Vec::new();
+    for (k, seg) in observed.segments.iter().enumerate() {
+        let ids = step_ids(subject, settles, k);
+        let before = if k == 0 {
+            &Snapshot::default()
+        } else {
+            &observed.segments[k - 1].settled
+        };
+        let events = seg.events.as_deref().unwrap_or(&[]);
+        let (outcome, trace, divergent_step, breaks) = if k < segment {
+            (
+                Level::Conforms {
+                    detail:
+                        "the settled state is one a run that produces the recorded writes reaches"
+                            .into(),
+                },
+                Level::Conforms {
+                    detail: format!("{} recorded writes are a run of the model", events.len()),
+                },
+                None,
+                None,
+            )
+        } else if k == segment {
+            let budget = Budget::default();
+            let seg_ = Segment {
+                model: subject.model,
+                origin: subject.origin,
+                settle: settles[k],
+                events,
+                before,
+                budget: &budget,
+            };
+            let visible = crate::validate::visible(&seg_);
+            let trace = if frontier.ends_elsewhere && frontier.frontier.reached == visible.len() {
+                (misses_writes(events.len()), None, None)
+            } else {
+                let d = frontier.frontier.clone().divergence(&seg_, &visible);
+                diverging_trace(subject, before, events, d, &ids)
+            };
+            (
+                Level::Unexplained {
+                    detail: why.clone(),
+                },
+                trace.0,
+                trace.1,
+                trace.2,
+            )
+        } else {
+            (Level::NotJudged, Level::NotJudged, None, None)
+        };
+        points.push(SettlePoint {
+            index: k + 1,
+            steps: step_lines(subject, &ids),
+            outcome,
+            trace,
+            divergent_step: divergent_step.map(|i| i + 1),
+            breaks,
+        });
+    }
+    Verdict {
+        scenario: subject.name.to_string(),
+        profile: subject.model.profile.name().to_string(),
+        switches: subject.model.sem.switches(),
+        conforms: false,
+        settle_points: points,
+        broken_as_modelled: Vec::new(),
+        note: Some(why),
+        witness_nodes: 0,
+    }
+}
+
+/// The trace level where every recorded write is a model run but none ends in the settled
+/// state.
+fn misses_writes(writes: usize) -> Level {
+    Level::Diverges {
+        detail: "every recorded write is a model run, but none of those runs ends in the recorded settled state: the recording misses writes".into(),
+        allowed: vec![],
+        seen: format!("{writes} recorded writes"),
+        side_by_side: None,
+    }
+}
+
+/// The trace level at a divergence, the scenario step it starts at and the property the
+/// divergent write breaks.
+fn diverging_trace(
+    subject: &Subject,
+    before: &Snapshot,
+    events: &[Event],
+    d: Divergence,
+    step_ids: &[usize],
+) -> (Level, Option<usize>, Option<&'static str>) {
+    let breaks = broken_by(before, events, d.event, &subject.model.sem);
+    let step = events[..d.event.min(events.len())]
+        .iter()
+        .rev()
+        .find_map(|e| e.step)
+        .or(step_ids.first().copied());
+    let mut allowed = d.allowed.clone();
+    if d.could_settle {
+        allowed.push("settle here, writing nothing more".into());
+    }
+    (
+        Level::Diverges {
+            detail: format!(
+                "recorded event {} of this segment is not a write the model can make at that point",
+                d.event + 1
+            ),
+            allowed,
+            seen: d.seen,
+            side_by_side: None,
+        },
+        step,
+        breaks,
+    )
+}
+
+/// Judge by the levels' exhaustive searches: every state that matched the previous settle
+/// point is carried to the next.
+fn exhaustive(
+    subject: &Subject,
+    observed: &Observed,
+    budget: &Budget,
+) -> Result<Verdict, JudgeError> {
+    let settles = check_shape(subject, observed)?;
     let init = subject.model.init_states();
     let mut by_outcome: Vec<(State, Binding)> = init
         .iter()
@@ -171,16 +475,10 @@ fn judge_by(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verd
         .collect();
     let mut by_trace = by_outcome.clone();
     let mut points = Vec::new();
-    let mut previous_settle: Option<usize> = None;
     let empty = Snapshot::default();
     for (k, (settle, segment)) in settles.iter().zip(&observed.segments).enumerate() {
-        let first = previous_settle.map_or(0, |p| p + 1);
-        let mut step_ids: Vec<usize> = subject.origin[first..=*settle].to_vec();
-        step_ids.dedup();
-        let steps: Vec<String> = step_ids
-            .iter()
-            .map(|i| format!("{}. {}", i + 1, subject.steps[*i]))
-            .collect();
+        let step_ids = step_ids(subject, &settles, k);
+        let steps = step_lines(subject, &step_ids);
         let before = if k == 0 {
             &empty
         } else {
@@ -191,8 +489,13 @@ fn judge_by(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verd
         let outcome = if by_outcome.is_empty() {
             Level::NotJudged
         } else {
-            let (level, next) =
-                judge_outcome(subject.model, &by_outcome, *settle, &segment.settled, limit)?;
+            let (level, next) = judge_outcome(
+                subject.model,
+                &by_outcome,
+                *settle,
+                &segment.settled,
+                budget,
+            )?;
             by_outcome = next;
             level
         };
@@ -213,7 +516,7 @@ fn judge_by(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verd
                     settle: *settle,
                     events,
                     before,
-                    limit,
+                    budget,
                 };
                 match validate(&seg, &by_trace)? {
                     Validation::Valid(ends) => {
@@ -221,12 +524,7 @@ fn judge_by(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verd
                         let ends = ends_matching(ends, &segment.settled);
                         if ends.is_empty() {
                             by_trace.clear();
-                            Level::Diverges {
-                                detail: "every recorded write is a model run, but none of those runs ends in the recorded settled state: the recording misses writes".into(),
-                                allowed: vec![],
-                                seen: format!("{writes} recorded writes"),
-                                side_by_side: None,
-                            }
+                            misses_writes(writes)
                         } else {
                             by_trace = ends;
                             Level::Conforms {
@@ -236,25 +534,11 @@ fn judge_by(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verd
                     }
                     Validation::Diverges(d) => {
                         by_trace.clear();
-                        breaks = broken_by(before, events, d.event, &subject.model.sem);
-                        trace_divergent_step = events[..d.event.min(events.len())]
-                            .iter()
-                            .rev()
-                            .find_map(|e| e.step)
-                            .or(step_ids.first().copied());
-                        let mut allowed = d.allowed.clone();
-                        if d.could_settle {
-                            allowed.push("settle here, writing nothing more".into());
-                        }
-                        Level::Diverges {
-                            detail: format!(
-                                "recorded event {} of this segment is not a write the model can make at that point",
-                                d.event + 1
-                            ),
-                            allowed,
-                            seen: d.seen,
-                            side_by_side: None,
-                        }
+                        let (level, step, broken) =
+                            diverging_trace(subject, before, events, d, &step_ids);
+                        trace_divergent_step = step;
+                        breaks = broken;
+                        level
                     }
                 }
             }
@@ -275,7 +559,6 @@ fn judge_by(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verd
             divergent_step,
             breaks,
         });
-        previous_settle = Some(*settle);
     }
     let conforms = points
         .iter()
@@ -298,11 +581,11 @@ fn judge_by(subject: &Subject, observed: &Observed, limit: usize) -> Result<Verd
         settle_points: points,
         broken_as_modelled,
         note: None,
+        witness_nodes: 0,
     })
 }
 
-/// The safety properties every one of `matched` has broken on its way, each labelled as the
-/// open catalogue entry that names it (or as not known).
+/// The safety properties every one of `matched` has broken on its way, each labelled.
 fn broken_in_every(matched: &[(State, Binding)]) -> Vec<String> {
     let Some((first, _)) = matched.first() else {
         return Vec::new();
@@ -312,16 +595,20 @@ fn broken_in_every(matched: &[(State, Binding)]) -> Vec<String> {
         .violated
         .iter()
         .filter(|p| matched.iter().all(|(s, _)| s.ghost.violated.contains(*p)))
-        .map(|p| {
-            let known = CATALOGUE
-                .iter()
-                .find(|e| e.status == Status::Open && e.property == *p);
-            match known {
-                Some(entry) => format!("{p}: {}", entry.known_label()),
-                None => format!("{p}: no open catalogue entry names it"),
-            }
-        })
+        .map(|p| labelled(p))
         .collect()
+}
+
+/// A property broken by every matching run, labelled as the open catalogue entry that names
+/// it (or as not known).
+fn labelled(p: &str) -> String {
+    let known = CATALOGUE
+        .iter()
+        .find(|e| e.status == Status::Open && e.property == p);
+    match known {
+        Some(entry) => format!("{p}: {}", entry.known_label()),
+        None => format!("{p}: no open catalogue entry names it"),
+    }
 }
 
 /// The outcome level at one settle point: explore from each candidate, keep the outcomes
@@ -331,12 +618,12 @@ fn judge_outcome(
     candidates: &[(State, Binding)],
     settle: usize,
     settled: &Snapshot,
-    limit: usize,
-) -> Result<(Level, Vec<(State, Binding)>), TooLarge> {
+    budget: &Budget,
+) -> Result<(Level, Vec<(State, Binding)>), Exhausted> {
     let mut matched: Vec<(State, Binding)> = Vec::new();
     let mut allowed: Vec<State> = Vec::new();
     for (start, binding) in candidates {
-        let (found, _) = outcomes(model, std::slice::from_ref(start), settle, limit)?;
+        let (found, _) = outcomes(model, std::slice::from_ref(start), settle, budget)?;
         for s in found {
             let objects = ModelObjects {
                 replicasets: &s.api.replicasets,
@@ -409,6 +696,10 @@ fn judge_outcome(
     ))
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// The verdict as text for a terminal.
 pub fn render(v: &Verdict) -> String {
     let mut out = format!(
@@ -441,6 +732,9 @@ pub fn render(v: &Verdict) -> String {
                 Level::NotJudged => out.push_str(&format!(
                     "  {name}: not judged: an earlier settle point diverged\n"
                 )),
+                Level::Unexplained { detail } => {
+                    out.push_str(&format!("  {name}: not judged: {detail}\n"))
+                }
                 Level::Diverges {
                     detail,
                     allowed,
@@ -480,6 +774,12 @@ pub fn render(v: &Verdict) -> String {
         if let Some(property) = p.breaks {
             out.push_str(&format!("  the divergent write breaks: {property}\n"));
         }
+    }
+    if v.witness_nodes > 0 {
+        out.push_str(&format!(
+            "\njudged by one model run that produces the recording, found in {} search nodes\n",
+            v.witness_nodes
+        ));
     }
     if let Some(note) = &v.note {
         out.push_str(&format!("\nnote: {note}\n"));

@@ -24,4 +24,5 @@ pub mod side_by_side;
 pub mod trace;
 pub mod trace_text;
 pub mod validate;
+pub mod witness;
 pub mod yaml;

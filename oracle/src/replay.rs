@@ -6,11 +6,12 @@
 //! step issued before the previous one settled, a ranking tie) there are several, and each is
 //! shown: the allowed set explained, not only counted.
 
-use crate::explore::{outcomes, TooLarge};
+use crate::explore::outcomes;
 use crate::judge::Subject;
 use crate::render;
 use crate::side_by_side;
 use rsmc_spec::api::ApiServer;
+use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::model::State;
 use serde::Serialize;
 use stateright::Model;
@@ -52,7 +53,7 @@ pub fn views(s: &State) -> String {
 }
 
 /// Replay `subject` in the model.
-pub fn replay(subject: &Subject, limit: usize) -> Result<Replay, TooLarge> {
+pub fn replay(subject: &Subject, budget: &Budget) -> Result<Replay, Exhausted> {
     let script = subject.model.script.as_ref().expect("a scripted model");
     let mut starts: Vec<State> = subject.model.init_states();
     let mut points = Vec::new();
@@ -60,7 +61,7 @@ pub fn replay(subject: &Subject, limit: usize) -> Result<Replay, TooLarge> {
     for (k, settle) in script.settle_indices().into_iter().enumerate() {
         let mut step_ids: Vec<usize> = subject.origin[first..=settle].to_vec();
         step_ids.dedup();
-        let (found, explored) = outcomes(subject.model, &starts, settle, limit)?;
+        let (found, explored) = outcomes(subject.model, &starts, settle, budget)?;
         // One view per outcome up to renaming: states that differ only in which generated
         // pod is which are the same outcome to a user.
         let mut by_shape: BTreeMap<String, String> = BTreeMap::new();

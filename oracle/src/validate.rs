@@ -16,8 +16,9 @@
 //! inside them is reported as diverging, with that reason visible in the allowed writes.
 
 use crate::binding::{invisible, model_event_object, same_write, Binding};
-use crate::explore::{fingerprint, successors, TooLarge};
+use crate::explore::{fingerprint, successors};
 use crate::observed::{Event, EventType, Object, Snapshot};
+use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::model::{Action, RsModel, State, UpToRevisions};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
@@ -32,7 +33,7 @@ pub struct Segment<'a> {
     pub events: &'a [Event],
     /// The cluster's objects at the previous settle point (empty for the first segment).
     pub before: &'a Snapshot,
-    pub limit: usize,
+    pub budget: &'a Budget,
 }
 
 /// Where the recorded writes and the model part ways.
@@ -197,135 +198,311 @@ fn same_actor(segment: &Segment, s: &State, action: &Action, step: Option<usize>
     }
 }
 
-/// Validate one segment's writes from the start candidates.
-pub fn validate(segment: &Segment, starts: &[(State, Binding)]) -> Result<Validation, TooLarge> {
-    let visible = visible_events(segment.events, segment.before);
+/// A node of a search over recorded writes: a model state, how many of the segment's
+/// visible recorded writes it has produced, the renaming so far, and the grace-0 removals it
+/// made that the recording has not shown yet.
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    pub state: State,
+    pub matched: usize,
+    pub binding: Binding,
+    deferred: Vec<Deferred>,
+}
+
+impl Node {
+    /// A node at the start of a segment.
+    pub fn start(state: State, binding: Binding) -> Self {
+        Node {
+            state,
+            matched: 0,
+            binding,
+            deferred: Vec::new(),
+        }
+    }
+
+    /// What identifies the node for the searches' visited sets.
+    pub fn fingerprint(&self) -> u64 {
+        fingerprint(&(
+            UpToRevisions(&self.state),
+            self.matched,
+            &self.binding,
+            &self.deferred,
+        ))
+    }
+}
+
+/// How likely a step is on a real cluster, for the witness search's order: informers
+/// catching up first, then the write the recording shows next, then everything else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Likely {
+    CatchUp,
+    RecordedWrite,
+    Other,
+}
+
+/// What one node of a segment leads to.
+pub(crate) struct Expansion {
+    /// The nodes that follow, in the model's order, each with how likely its step is.
+    pub next: Vec<(Likely, Node)>,
+    /// The node is past the segment's settle.
+    pub settled: bool,
+    /// Writes the model could make that the recording does not show next: how many visible
+    /// recorded writes the step matched before it parted ways, and the step described.
+    pub refused: Vec<(usize, String)>,
+}
+
+impl Expansion {
+    /// Whether the node ends the segment: settled with every recorded write produced.
+    pub fn ends(&self, node: &Node, visible: usize) -> bool {
+        self.settled && node.matched == visible && node.deferred.is_empty()
+    }
+}
+
+/// The visible recorded writes of a segment, computed once per segment.
+pub(crate) fn visible<'a>(segment: &Segment<'a>) -> Vec<(usize, &'a Event)> {
+    visible_events(segment.events, segment.before)
+}
+
+/// The steps from `node` that keep the model in step with the recording.
+pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node) -> Expansion {
+    let Node {
+        state: s,
+        matched: i,
+        binding: b,
+        deferred,
+    } = node;
+    let i = *i;
+    let mut next = Vec::new();
+    let mut refused = Vec::new();
+    // The next recorded event may be a removal the model made earlier (see `Deferred`).
+    if let Some((_, e)) = visible.get(i) {
+        for (k, d) in deferred.iter().enumerate() {
+            let mut b2 = b.clone();
+            let model = Object::Pod(d.pod.clone());
+            if e.step == d.step
+                && same_write(
+                    &mut b2,
+                    (EventType::Deleted, &model),
+                    (e.event_type, &e.object),
+                )
+            {
+                let mut rest = deferred.clone();
+                rest.remove(k);
+                next.push((
+                    Likely::RecordedWrite,
+                    Node {
+                        state: s.clone(),
+                        matched: i + 1,
+                        binding: b2,
+                        deferred: rest,
+                    },
+                ));
+            }
+        }
+    }
+    if s.script.step as usize > segment.settle {
+        return Expansion {
+            next,
+            settled: true,
+            refused,
+        };
+    }
+    for (action, n) in successors(segment.model, s) {
+        let writes = model_writes(s, &n);
+        if writes.is_empty() {
+            let likely = match &action {
+                Action::Deliver { .. } => Likely::CatchUp,
+                // The pick of the next claim patch or delete that the recording shows next.
+                Action::Choose { pods, .. }
+                    if pods.len() == 1 && writes_next(b, visible.get(i), &pods[0]) =>
+                {
+                    Likely::RecordedWrite
+                }
+                // A victim set whose every pod the system writes later in the recording.
+                Action::Choose { pods, .. }
+                    if pods.len() > 1
+                        && pods.iter().all(|p| {
+                            visible[i..]
+                                .iter()
+                                .any(|e| e.1.step.is_none() && writes_next(b, Some(e), p))
+                        }) =>
+                {
+                    Likely::RecordedWrite
+                }
+                _ => Likely::Other,
+            };
+            next.push((
+                likely,
+                Node {
+                    state: n,
+                    matched: i,
+                    binding: b.clone(),
+                    deferred: deferred.clone(),
+                },
+            ));
+            continue;
+        }
+        let mut b2 = b.clone();
+        let prefix = writes
+            .iter()
+            .enumerate()
+            .take_while(|(j, (ty, obj))| {
+                visible.get(i + j).is_some_and(|(_, e)| {
+                    same_actor(segment, s, &action, e.step)
+                        && same_write(&mut b2, (*ty, obj), (e.event_type, &e.object))
+                })
+            })
+            .count();
+        if prefix == writes.len() {
+            next.push((
+                Likely::RecordedWrite,
+                Node {
+                    state: n.clone(),
+                    matched: i + writes.len(),
+                    binding: b2,
+                    deferred: deferred.clone(),
+                },
+            ));
+        }
+        // A grace-0 pod delete whose removal the cluster shows later.
+        if let Some(pod) = deferrable_removal(&writes) {
+            if prefix >= 1 {
+                let mut b3 = b.clone();
+                let first = &writes[0];
+                let e = &visible[i].1;
+                same_write(&mut b3, (first.0, &first.1), (e.event_type, &e.object));
+                let mut more = deferred.clone();
+                more.push(Deferred {
+                    step: e.step,
+                    pod: pod.clone(),
+                });
+                next.push((
+                    Likely::RecordedWrite,
+                    Node {
+                        state: n,
+                        matched: i + 1,
+                        binding: b3,
+                        deferred: more,
+                    },
+                ));
+            }
+        }
+        if prefix == writes.len() {
+            continue;
+        }
+        // A step with several writes (a GC work item) that matched only some of them
+        // explains those events: the divergence is at the first one it does not.
+        let what: Vec<String> = writes[prefix..]
+            .iter()
+            .map(|(ty, o)| format!("{} {}", event_word(*ty), summary(o)))
+            .collect();
+        refused.push((
+            i + prefix,
+            b.in_observed_names(&format!(
+                "{} → {}",
+                segment.model.describe(s, &action),
+                what.join("; ")
+            )),
+        ));
+    }
+    Expansion {
+        next,
+        settled: false,
+        refused,
+    }
+}
+
+/// Whether the next recorded write is to the model's pod `pod` (by its bound name, or its
+/// own for a pod the user named).
+fn writes_next(b: &Binding, next: Option<&(usize, &Event)>, pod: &str) -> bool {
+    next.is_some_and(|(_, e)| {
+        matches!(e.object, Object::Pod(_)) && b.observed_name(pod).unwrap_or(pod) == e.object.name()
+    })
+}
+
+/// Where the recorded writes part ways with every model run explored so far: the furthest
+/// any run got, and what the model could do there instead.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Frontier {
+    /// Visible recorded writes matched by the furthest run.
+    pub reached: usize,
+    /// What the model could write there (deduplicated, at most a dozen).
+    pub allowed: Vec<String>,
+    /// Whether a run could settle there, having written nothing more.
+    pub could_settle: bool,
+}
+
+impl Frontier {
+    /// A node reached `matched` writes.
+    pub fn reach(&mut self, matched: usize) {
+        if matched > self.reached {
+            *self = Frontier {
+                reached: matched,
+                ..Frontier::default()
+            };
+        }
+    }
+
+    /// Record what an expansion of `node` says about the frontier.
+    pub fn note(&mut self, node: &Node, expansion: &Expansion, visible: usize) {
+        self.reach(node.matched);
+        if expansion.settled && !expansion.ends(node, visible) && node.matched == self.reached {
+            self.could_settle = true;
+        }
+        for (reached, line) in &expansion.refused {
+            self.reach(*reached);
+            if *reached == self.reached && self.allowed.len() < 12 && !self.allowed.contains(line) {
+                self.allowed.push(line.clone());
+            }
+        }
+    }
+
+    /// The divergence this frontier describes.
+    pub fn divergence(self, segment: &Segment, visible: &[(usize, &Event)]) -> Divergence {
+        let (index, event) = visible
+            .get(self.reached)
+            .map(|(i, e)| (*i, Some(*e)))
+            .unwrap_or((segment.events.len(), None));
+        Divergence {
+            event: index,
+            seen: event
+                .map(|e| describe_event(e, |k| format!("scenario step {}", k + 1)))
+                .unwrap_or_else(|| "no further write (the recording ends here)".into()),
+            allowed: self.allowed,
+            could_settle: self.could_settle,
+        }
+    }
+}
+
+/// Validate one segment's writes from the start candidates: every run that matches them, by
+/// a breadth-first search over every interleaving of internal steps. This is the oracle's
+/// exhaustive level, used to explain a divergence; [`crate::witness`] decides verdicts.
+pub fn validate(segment: &Segment, starts: &[(State, Binding)]) -> Result<Validation, Exhausted> {
+    let mut meter = segment.budget.meter();
+    let visible = visible(segment);
     let mut seen: HashSet<u64> = HashSet::new();
-    let mut queue: VecDeque<(State, usize, Binding, Vec<Deferred>)> = starts
+    let mut queue: VecDeque<Node> = starts
         .iter()
-        .map(|(s, b)| (s.clone(), 0, b.clone(), Vec::new()))
+        .map(|(s, b)| Node::start(s.clone(), b.clone()))
         .collect();
     let mut ends = Vec::new();
-    let mut frontier = 0;
-    let mut allowed: Vec<String> = Vec::new();
-    let mut could_settle = false;
-    while let Some((s, i, b, deferred)) = queue.pop_front() {
-        if !seen.insert(fingerprint(&(UpToRevisions(&s), i, &b, &deferred))) {
+    let mut frontier = Frontier::default();
+    while let Some(node) = queue.pop_front() {
+        if !seen.insert(node.fingerprint()) {
             continue;
         }
-        if seen.len() > segment.limit {
-            return Err(TooLarge {
-                limit: segment.limit,
-            });
+        meter.check(seen.len())?;
+        let expansion = expand(segment, &visible, &node);
+        frontier.note(&node, &expansion, visible.len());
+        if expansion.ends(&node, visible.len()) {
+            ends.push((node.state.clone(), node.binding.clone()));
         }
-        if i > frontier {
-            frontier = i;
-            allowed.clear();
-            could_settle = false;
-        }
-        // The next recorded event may be a removal the model made earlier (see `Deferred`).
-        if let Some((_, e)) = visible.get(i) {
-            for (k, d) in deferred.iter().enumerate() {
-                let mut b2 = b.clone();
-                let model = Object::Pod(d.pod.clone());
-                if e.step == d.step
-                    && same_write(
-                        &mut b2,
-                        (EventType::Deleted, &model),
-                        (e.event_type, &e.object),
-                    )
-                {
-                    let mut rest = deferred.clone();
-                    rest.remove(k);
-                    queue.push_back((s.clone(), i + 1, b2, rest));
-                }
-            }
-        }
-        if s.script.step as usize > segment.settle {
-            if i == visible.len() && deferred.is_empty() {
-                ends.push((s, b));
-            } else if i == frontier {
-                could_settle = true;
-            }
-            continue;
-        }
-        for (action, n) in successors(segment.model, &s) {
-            let writes = model_writes(&s, &n);
-            if writes.is_empty() {
-                queue.push_back((n, i, b.clone(), deferred.clone()));
-                continue;
-            }
-            let mut b2 = b.clone();
-            let prefix = writes
-                .iter()
-                .enumerate()
-                .take_while(|(j, (ty, obj))| {
-                    visible.get(i + j).is_some_and(|(_, e)| {
-                        same_actor(segment, &s, &action, e.step)
-                            && same_write(&mut b2, (*ty, obj), (e.event_type, &e.object))
-                    })
-                })
-                .count();
-            if prefix == writes.len() {
-                queue.push_back((n.clone(), i + writes.len(), b2, deferred.clone()));
-            }
-            // A grace-0 pod delete whose removal the cluster shows later.
-            if let Some(pod) = deferrable_removal(&writes) {
-                if prefix >= 1 {
-                    let mut b3 = b.clone();
-                    let first = &writes[0];
-                    let e = &visible[i].1;
-                    same_write(&mut b3, (first.0, &first.1), (e.event_type, &e.object));
-                    let mut more = deferred.clone();
-                    more.push(Deferred {
-                        step: e.step,
-                        pod: pod.clone(),
-                    });
-                    queue.push_back((n, i + 1, b3, more));
-                }
-            }
-            if prefix == writes.len() {
-                continue;
-            }
-            // A step with several writes (a GC work item) that matched only some of them
-            // explains those events: the divergence is at the first one it does not.
-            let reached = i + prefix;
-            if reached > frontier {
-                frontier = reached;
-                allowed.clear();
-                could_settle = false;
-            }
-            if reached == frontier && allowed.len() < 12 {
-                let what: Vec<String> = writes[prefix..]
-                    .iter()
-                    .map(|(ty, o)| format!("{} {}", event_word(*ty), summary(o)))
-                    .collect();
-                let line = b.in_observed_names(&format!(
-                    "{} → {}",
-                    segment.model.describe(&s, &action),
-                    what.join("; ")
-                ));
-                if !allowed.contains(&line) {
-                    allowed.push(line);
-                }
-            }
-        }
+        queue.extend(expansion.next.into_iter().map(|(_, n)| n));
     }
     if !ends.is_empty() {
         return Ok(Validation::Valid(ends));
     }
-    let (index, event) = visible
-        .get(frontier)
-        .map(|(i, e)| (*i, Some(*e)))
-        .unwrap_or((segment.events.len(), None));
-    Ok(Validation::Diverges(Divergence {
-        event: index,
-        seen: event
-            .map(|e| describe_event(e, |k| format!("scenario step {}", k + 1)))
-            .unwrap_or_else(|| "no further write (the recording ends here)".into()),
-        allowed,
-        could_settle,
-    }))
+    Ok(Validation::Diverges(frontier.divergence(segment, &visible)))
 }
 
 fn event_word(ty: EventType) -> &'static str {

@@ -11,7 +11,7 @@
 //! `syncReplicaSet` → replica_set_utils.go `calculateStatus`, which sets
 //! `ObservedGeneration = rs.Generation`) brings observedGeneration to 5.
 
-use rsmc_oracle::explore::{outcomes, STATE_LIMIT};
+use rsmc_oracle::explore::{default_budget, outcomes};
 use rsmc_oracle::prepared::Prepared;
 use rsmc_spec::profile::Profile;
 use std::collections::BTreeSet;
@@ -28,7 +28,7 @@ fn generations(file: &str, rs: &str, profile: Profile) -> Vec<BTreeSet<(u32, u32
     let mut starts = stateright::Model::init_states(&prepared.model);
     let mut points = Vec::new();
     for settle in script.settle_indices() {
-        let (found, _) = outcomes(&prepared.model, &starts, settle, STATE_LIMIT).unwrap();
+        let (found, _) = outcomes(&prepared.model, &starts, settle, &default_budget()).unwrap();
         assert!(
             !found.is_empty(),
             "the model never settles at step {settle}"

@@ -3,7 +3,7 @@
 //! the live recheck or a delete precondition stop then becomes a run the model must refuse
 //! (with the fix) or take (as upstream has it) — `conformance/scenarios/forced/`.
 
-use rsmc_oracle::explore::STATE_LIMIT;
+use rsmc_oracle::explore::default_budget;
 use rsmc_oracle::prepared::Prepared;
 use rsmc_oracle::replay::{replay, Replay};
 use rsmc_spec::bugs::{Bug, Fix};
@@ -18,7 +18,7 @@ fn forced(name: &str) -> Prepared {
 }
 
 fn replayed(p: &Prepared) -> Replay {
-    replay(&p.subject(), STATE_LIMIT).expect("small enough")
+    replay(&p.subject(), &default_budget()).expect("small enough")
 }
 
 /// How many pods frontend's settled states show at settle point `point` (1-based), per state.

@@ -6,6 +6,7 @@
 use rsmc_oracle::judge::{judge, render, Level, Verdict};
 use rsmc_oracle::observed;
 use rsmc_oracle::prepared::Prepared;
+use rsmc_spec::budget::Budget;
 use rsmc_spec::model::properties::{ADOPTION_RULES, NO_OVER_CREATION, SCALE_DOWN_RANKED};
 use rsmc_spec::profile::Profile;
 use std::path::{Path, PathBuf};
@@ -18,7 +19,12 @@ fn root() -> PathBuf {
 fn judge_files(scenario: &Path, observed: &str) -> Verdict {
     let prepared = Prepared::load(scenario, Profile::K8s120).unwrap();
     let observed = observed::load(&root().join("tests/observed").join(observed)).unwrap();
-    judge(&prepared.subject(), &observed, 500_000).unwrap()
+    judge(
+        &prepared.subject(),
+        &observed,
+        &Budget::default().with_states(500_000),
+    )
+    .unwrap()
 }
 
 fn frontend(observed: &str) -> Verdict {
@@ -158,7 +164,12 @@ fn a_trace_of_another_scenario_is_refused() {
     let path = root().join("../conformance/scenarios/frontend.yaml");
     let prepared = Prepared::load(&path, Profile::K8s120).unwrap();
     let observed = observed::load(&root().join("tests/observed/orphan.observed.json")).unwrap();
-    let err = judge(&prepared.subject(), &observed, 1000).unwrap_err();
+    let err = judge(
+        &prepared.subject(),
+        &observed,
+        &Budget::default().with_states(1000),
+    )
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         "the observed trace is of scenario \"orphan\", not \"frontend\""

@@ -14,7 +14,9 @@ fn replay_of(file: &str) -> String {
         .join("../conformance/scenarios")
         .join(file);
     let prepared = Prepared::load(&path, Profile::K8s120).unwrap();
-    replay::render(&replay::replay(&prepared.subject(), 2_000_000).unwrap())
+    replay::render(
+        &replay::replay(&prepared.subject(), &rsmc_oracle::explore::default_budget()).unwrap(),
+    )
 }
 
 macro_rules! seed {

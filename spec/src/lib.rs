@@ -14,8 +14,10 @@
 //! - [`render`]: kubectl-style tables of the API server's objects.
 //! - [`model`]: the stateright model and its safety properties.
 //! - [`liveness`]: convergence under weak fairness, checked on the whole state graph.
+//! - [`budget`]: the state and memory limits every search stops at instead of running out.
 
 pub mod api;
+pub mod budget;
 pub mod bugs;
 pub mod config;
 pub mod controller;

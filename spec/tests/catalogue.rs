@@ -12,7 +12,12 @@ use stateright::{Checker, Model};
 /// the breadth-first checker for a safety property).
 fn counterexample(model: &RsModel, property: &'static str) -> Option<Vec<Action>> {
     if property == CONVERGENCE {
-        let outcome = liveness::check(model, 5_000_000, &mut |_| {}).expect("within the limit");
+        let outcome = liveness::check(
+            model,
+            &rsmc_spec::budget::Budget::default().with_states(5_000_000),
+            &mut |_| {},
+        )
+        .expect("within the limit");
         return outcome.violation.map(|cx| cx.actions);
     }
     let checker = model.clone().checker().threads(2).spawn_bfs().join();

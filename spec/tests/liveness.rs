@@ -13,9 +13,14 @@ use stateright::Model;
 /// are pinned like the safety checker's in `state_counts.rs`.
 #[test]
 fn small_preset_converges_in_both_profiles() {
-    for (profile, states) in [(Profile::K8s120, 81_051), (Profile::Upstream, 46_743)] {
+    for (profile, states) in [(Profile::K8s120, 81_315), (Profile::Upstream, 46_911)] {
         let model = RsModel::new(Config::preset("small").unwrap(), profile);
-        let outcome = liveness::check(&model, 1_000_000, &mut |_| {}).unwrap();
+        let outcome = liveness::check(
+            &model,
+            &rsmc_spec::budget::Budget::default().with_states(1_000_000),
+            &mut |_| {},
+        )
+        .unwrap();
         assert!(
             outcome.violation.is_none(),
             "{profile}: {:?}",
@@ -32,10 +37,14 @@ fn small_preset_converges_in_both_profiles() {
 fn a_stuck_state_is_reported_as_the_end_of_a_run() {
     let config = Config::load("catalogue/stale-expectations-on-recreate").unwrap();
     let model = RsModel::new(config, Profile::K8s120).with_bug(Bug::StaleExpectationsOnRecreate);
-    let cx = liveness::check(&model, 1_000_000, &mut |_| {})
-        .unwrap()
-        .violation
-        .expect("stuck");
+    let cx = liveness::check(
+        &model,
+        &rsmc_spec::budget::Budget::default().with_states(1_000_000),
+        &mut |_| {},
+    )
+    .unwrap()
+    .violation
+    .expect("stuck");
     assert_eq!(cx.cycle_start, None);
     assert_eq!(cx.states.len(), cx.actions.len() + 1);
     assert!(model.init_states().contains(&cx.states[0]));
@@ -53,7 +62,12 @@ fn a_stuck_state_is_reported_as_the_end_of_a_run() {
 #[test]
 fn a_search_beyond_the_limit_is_an_error() {
     let model = RsModel::new(Config::preset("small").unwrap(), Profile::K8s120);
-    assert!(liveness::check(&model, 1_000, &mut |_| {}).is_err());
+    assert!(liveness::check(
+        &model,
+        &rsmc_spec::budget::Budget::default().with_states(1_000),
+        &mut |_| {}
+    )
+    .is_err());
 }
 
 /// Two ReplicaSets with one selector and one replica each, and one pod. With the
@@ -65,7 +79,12 @@ fn a_search_beyond_the_limit_is_an_error() {
 fn two_replicasets_fighting_over_a_pod_are_a_cycle() {
     let config = Config::load("catalogue/steal-controlled-pods").unwrap();
     let model = RsModel::new(config, Profile::K8s120).with_bug(Bug::StealControlledPods);
-    let outcome = liveness::check(&model, 1_000_000, &mut |_| {}).unwrap();
+    let outcome = liveness::check(
+        &model,
+        &rsmc_spec::budget::Budget::default().with_states(1_000_000),
+        &mut |_| {},
+    )
+    .unwrap();
     let cx = outcome.violation.expect("the fight never converges");
     let start = cx.cycle_start.expect("a cycle, not a stuck state");
     assert!(start < cx.actions.len(), "the cycle has moves");
@@ -103,8 +122,12 @@ fn two_replicasets_fighting_over_a_pod_are_a_cycle() {
         Config::load("catalogue/steal-controlled-pods").unwrap(),
         Profile::K8s120,
     );
-    assert!(liveness::check(&fixed, 1_000_000, &mut |_| {})
-        .unwrap()
-        .violation
-        .is_none());
+    assert!(liveness::check(
+        &fixed,
+        &rsmc_spec::budget::Budget::default().with_states(1_000_000),
+        &mut |_| {}
+    )
+    .unwrap()
+    .violation
+    .is_none());
 }

@@ -9,6 +9,7 @@
 
 use super::converged::converged;
 use super::fairness::{class_of, Class};
+use crate::budget::{Budget, Exhausted};
 use crate::model::{Action, Ghost, RsModel, State, UpToRevisions};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, BuildHasherDefault, Hash};
@@ -79,13 +80,6 @@ pub struct Progress {
     pub depth: usize,
 }
 
-/// The exploration grew past its state limit.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the liveness check stopped after {limit} states; choose a smaller configuration")]
-pub struct TooLarge {
-    pub limit: usize,
-}
-
 /// A 64-bit fingerprint of a state with fixed keys (the same in every run). A collision among
 /// some tens of millions of 64-bit hashes is vanishingly unlikely; stateright makes the same
 /// bet.
@@ -99,9 +93,10 @@ type Seen = HashMap<u64, Node, BuildHasherDefault<nohash_hasher::NoHashHasher<u6
 /// Explore every state reachable in `model`, calling `progress` now and then.
 pub fn explore(
     model: &RsModel,
-    limit: usize,
+    budget: &Budget,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Graph, TooLarge> {
+) -> Result<Graph, Exhausted> {
+    let mut meter = budget.meter();
     let mut g = Graph::default();
     let mut seen = Seen::default();
     let mut classes: HashMap<Class, u32> = HashMap::new();
@@ -141,9 +136,7 @@ pub fn explore(
                 Some(&to) => to,
                 None => {
                     let to = g.len() as Node;
-                    if g.len() >= limit {
-                        return Err(TooLarge { limit });
-                    }
+                    meter.check(g.len() + 1)?;
                     seen.insert(fp, to);
                     g.parent.push((node, i as u16));
                     g.converged.push(converged(&next));

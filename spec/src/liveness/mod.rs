@@ -61,13 +61,13 @@ pub struct Outcome {
     pub violation: Option<Counterexample>,
 }
 
-/// Check `model` for convergence; `limit` bounds the states explored.
+/// Check `model` for convergence within `budget`.
 pub fn check(
     model: &RsModel,
-    limit: usize,
+    budget: &crate::budget::Budget,
     progress: &mut dyn FnMut(graph::Progress),
-) -> Result<Outcome, graph::TooLarge> {
-    let g = graph::explore(model, limit, progress)?;
+) -> Result<Outcome, crate::budget::Exhausted> {
+    let g = graph::explore(model, budget, progress)?;
     let violation = find(&g).map(|found| counterexample(model, &g, found));
     Ok(Outcome {
         states: g.len(),

@@ -1,0 +1,161 @@
+//! Witness search: is there one model run that produces everything a recording shows?
+//!
+//! A recording of a real run pins down almost everything the model could have done
+//! differently: every write the controller, the garbage collector and the user made, in the
+//! order the API server applied them, and the objects at every settle point. What it leaves
+//! open are the internal steps that write nothing — watch deliveries, queue picks, the start
+//! of a sync, a live GET. So instead of enumerating every interleaving of a segment (what
+//! the outcome level of [`crate::judge`] does, and what grows with the product of the
+//! cluster's sizes), the witness search looks for one run, the way TLA+ trace validation
+//! checks a log against a specification:
+//!
+//! - depth first, across all the segments at once (a run that matches a segment but leaves
+//!   the controller's hidden memory so that the next segment cannot be matched is abandoned
+//!   for another, as the segment-by-segment levels do by carrying every matching state);
+//! - internal steps are taken lazily and in the order a real cluster most likely took them
+//!   ([`Likely`]): informers catch up first, then the model makes the write the recording
+//!   shows next, then everything else;
+//! - a write must be exactly the next recorded one (by the same kind of actor, up to
+//!   renaming, [`crate::validate::expand`]), and a segment ends only in a state whose objects
+//!   match the recorded settle point.
+//!
+//! The search is complete: it remembers every node it has expanded, so when no run exists it
+//! has explored every run that follows the recording as far as it goes, and says so. A run
+//! exists exactly when the segment-by-segment levels conform at every settle point (each
+//! segment's trace level starting from every state that matched the previous one), so a
+//! verdict reached here is the verdict those levels reach; they run only to explain a
+//! divergence.
+
+use crate::binding::{match_objects, Binding, ModelObjects};
+use crate::observed::{Event, Observed};
+use crate::validate::{expand, visible, Frontier, Node, Segment};
+use rsmc_spec::budget::{Budget, Exhausted};
+use rsmc_spec::model::{RsModel, State};
+use stateright::Model;
+use std::collections::HashSet;
+
+/// What the search found.
+#[derive(Clone, Debug)]
+pub enum Found {
+    /// One run producing every recorded write and settle point; its last state and renaming.
+    Run {
+        end: Box<(State, Binding)>,
+        /// Nodes the search expanded.
+        explored: usize,
+    },
+    /// No run: the recording parts ways with every model run.
+    Nothing {
+        /// The segment (0-based) where the furthest run stopped.
+        segment: usize,
+        /// Where, in that segment, and what the model could do instead.
+        frontier: Box<FrontierAt>,
+        explored: usize,
+    },
+}
+
+/// The furthest point the search reached in one segment.
+#[derive(Clone, Debug, Default)]
+pub struct FrontierAt {
+    pub(crate) frontier: Frontier,
+    /// Every recorded write of the segment was produced, but no run that did so ends in the
+    /// recorded settled state.
+    pub ends_elsewhere: bool,
+}
+
+/// The recording to search for, segment by segment.
+pub struct Recording<'a> {
+    pub model: &'a RsModel,
+    pub origin: &'a [usize],
+    /// The script index of each segment's settle.
+    pub settles: &'a [usize],
+    pub observed: &'a Observed,
+}
+
+/// Search for a run of `recording` from the model's initial states. `avoid`, when given,
+/// prunes every run that breaks that safety property: a run found then shows that not every
+/// matching run breaks it.
+pub fn search(
+    recording: &Recording,
+    budget: &Budget,
+    avoid: Option<&str>,
+) -> Result<Found, Exhausted> {
+    let empty = crate::observed::Snapshot::default();
+    let events: Vec<&[Event]> = recording
+        .observed
+        .segments
+        .iter()
+        .map(|s| s.events.as_deref().unwrap_or(&[]))
+        .collect();
+    let segments: Vec<Segment> = (0..recording.settles.len())
+        .map(|k| Segment {
+            model: recording.model,
+            origin: recording.origin,
+            settle: recording.settles[k],
+            events: events[k],
+            before: if k == 0 {
+                &empty
+            } else {
+                &recording.observed.segments[k - 1].settled
+            },
+            budget,
+        })
+        .collect();
+    let visible: Vec<_> = segments.iter().map(visible).collect();
+    let mut meter = budget.meter();
+    let mut seen: HashSet<(usize, u64)> = HashSet::new();
+    let mut stack: Vec<(usize, Node)> = Vec::new();
+    for init in recording.model.init_states().into_iter().rev() {
+        stack.push((0, Node::start(init, Binding::default())));
+    }
+    let mut furthest = (0, FrontierAt::default());
+    while let Some((k, node)) = stack.pop() {
+        if !seen.insert((k, node.fingerprint())) {
+            continue;
+        }
+        meter.check(seen.len())?;
+        if avoid.is_some_and(|p| node.state.ghost.violated.contains(p)) {
+            continue;
+        }
+        let expansion = expand(&segments[k], &visible[k], &node);
+        if k > furthest.0 {
+            furthest = (k, FrontierAt::default());
+        }
+        if k == furthest.0 {
+            furthest
+                .1
+                .frontier
+                .note(&node, &expansion, visible[k].len());
+        }
+        if expansion.ends(&node, visible[k].len()) {
+            let settled = &recording.observed.segments[k].settled;
+            let objects = ModelObjects {
+                replicasets: &node.state.api.replicasets,
+                pods: &node.state.api.pods,
+            };
+            match match_objects(&node.binding, objects, settled) {
+                Some(b) if k + 1 == segments.len() => {
+                    return Ok(Found::Run {
+                        end: Box::new((node.state, b)),
+                        explored: seen.len(),
+                    })
+                }
+                Some(b) => stack.push((k + 1, Node::start(node.state, b))),
+                None => {
+                    if k == furthest.0 {
+                        furthest.1.ends_elsewhere = true;
+                    }
+                }
+            }
+        }
+        let mut next = expansion.next;
+        // The most likely step goes on the stack last, so it is expanded first; steps alike
+        // keep the model's order.
+        next.sort_by_key(|(likely, _)| *likely);
+        stack.extend(next.into_iter().rev().map(|(_, n)| (k, n)));
+    }
+    Ok(Found::Nothing {
+        segment: furthest.0,
+        frontier: Box::new(furthest.1),
+        explored: seen.len(),
+    })
+}
