@@ -213,14 +213,14 @@ fn judge_by(
         Found::Run { end, explored } => {
             witnessed(subject, observed, &recording, &end.0, budget, explored)
         }
-        Found::Nothing {
-            segment, frontier, ..
-        } => match exhaustive(subject, observed, &explaining(budget)) {
-            Err(JudgeError::TooLarge(t)) => Ok(unexplained(
-                subject, observed, &settles, segment, *frontier, &t,
-            )),
-            other => other,
-        },
+        Found::Nothing { segment, stop, .. } => {
+            match exhaustive(subject, observed, &explaining(budget)) {
+                Err(JudgeError::TooLarge(t)) => {
+                    Ok(unexplained(subject, observed, &settles, segment, *stop, &t))
+                }
+                other => other,
+            }
+        }
     }
 }
 
@@ -338,7 +338,7 @@ fn unexplained(
     observed: &Observed,
     settles: &[usize],
     segment: usize,
-    frontier: witness::FrontierAt,
+    stop: witness::Stop,
     exhausted: &Exhausted,
 ) -> Verdict {
     let why = format!(
@@ -367,21 +367,11 @@ fn unexplained(
                 None,
             )
         } else if k == segment {
-            let budget = Budget::default();
-            let seg_ = Segment {
-                model: subject.model,
-                origin: subject.origin,
-                settle: settles[k],
-                events,
-                before,
-                budget: &budget,
-            };
-            let visible = crate::validate::visible(&seg_);
-            let trace = if frontier.ends_elsewhere && frontier.frontier.reached == visible.len() {
-                (misses_writes(events.len()), None, None)
-            } else {
-                let d = frontier.frontier.clone().divergence(&seg_, &visible);
-                diverging_trace(subject, before, events, d, &ids)
+            let trace = match &stop {
+                witness::Stop::MissesWrites => (misses_writes(events.len()), None, None),
+                witness::Stop::Diverges(d) => {
+                    diverging_trace(subject, before, events, d.clone(), &ids)
+                }
             };
             (
                 Level::Unexplained {

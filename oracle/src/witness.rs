@@ -28,7 +28,7 @@
 
 use crate::binding::{match_objects, Binding, ModelObjects};
 use crate::observed::{Event, Observed};
-use crate::validate::{expand, visible, Frontier, Node, Segment};
+use crate::validate::{expand, visible, Divergence, Frontier, Node, Segment};
 use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::model::{RsModel, State};
 use stateright::Model;
@@ -47,19 +47,27 @@ pub enum Found {
     Nothing {
         /// The segment (0-based) where the furthest run stopped.
         segment: usize,
-        /// Where, in that segment, and what the model could do instead.
-        frontier: Box<FrontierAt>,
+        /// How the furthest run stopped there.
+        stop: Box<Stop>,
         explored: usize,
     },
 }
 
-/// The furthest point the search reached in one segment.
-#[derive(Clone, Debug, Default)]
-pub struct FrontierAt {
-    pub(crate) frontier: Frontier,
+/// How the furthest run the search found stopped, in its segment.
+#[derive(Clone, Debug)]
+pub enum Stop {
     /// Every recorded write of the segment was produced, but no run that did so ends in the
     /// recorded settled state.
-    pub ends_elsewhere: bool,
+    MissesWrites,
+    /// A recorded write no run makes: which, and what the model could do instead.
+    Diverges(Divergence),
+}
+
+/// The furthest point the search reached in one segment.
+#[derive(Clone, Debug, Default)]
+struct FrontierAt {
+    frontier: Frontier,
+    ends_elsewhere: bool,
 }
 
 /// The recording to search for, segment by segment.
@@ -153,9 +161,15 @@ pub fn search(
         next.sort_by_key(|(likely, _)| *likely);
         stack.extend(next.into_iter().rev().map(|(_, n)| (k, n)));
     }
+    let (k, at) = furthest;
+    let stop = if at.ends_elsewhere && at.frontier.reached == visible[k].len() {
+        Stop::MissesWrites
+    } else {
+        Stop::Diverges(at.frontier.divergence(&segments[k], &visible[k]))
+    };
     Ok(Found::Nothing {
-        segment: furthest.0,
-        frontier: Box::new(furthest.1),
+        segment: k,
+        stop: Box::new(stop),
         explored: seen.len(),
     })
 }
