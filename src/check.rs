@@ -31,6 +31,10 @@ struct Verdict {
     /// For a liveness violation, why the cluster has not converged.
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// For a liveness violation, the convergence condition it breaks
+    /// (`rsmc_spec::liveness::converged`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    breaks: Option<&'static str>,
     /// For a violation that matches an open entry of the bug catalogue: `known upstream
     /// issue #N (name)`. It fails the check only with `--strict`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -49,6 +53,7 @@ impl Verdict {
             scenario: None,
             summary: None,
             reason: None,
+            breaks: None,
             known: None,
         }
     }
@@ -251,6 +256,9 @@ fn print_report(r: &Report) {
         if let Some(reason) = &p.reason {
             println!("  not converged: {reason}");
         }
+        if let Some(condition) = p.breaks {
+            println!("  breaks: {condition}");
+        }
         for line in p.summary.iter().flat_map(|s| s.lines()) {
             println!("  {line}");
         }
@@ -379,9 +387,10 @@ fn check_liveness(
             Trace::from_path(model, Some(liveness::CONVERGENCE), &cx.states, &cx.actions);
         trace.cycle_start = cx.cycle_start.map(|i| i + 1);
         verdict.reason = Some(match cx.cycle_start {
-            Some(_) => format!("a fair cycle never converges ({})", cx.reason),
-            None => format!("stuck: no system move is enabled ({})", cx.reason),
+            Some(_) => format!("a fair cycle never converges ({})", cx.why.reason),
+            None => format!("stuck: no system move is enabled ({})", cx.why.reason),
         });
+        verdict.breaks = Some(cx.why.condition.name());
         record(&mut verdict, args, model, &trace, &cx.states, &cx.actions);
     }
     Ok((verdict, outcome.states))

@@ -10,13 +10,25 @@
 //!
 //! A cluster's write carries no author, so each rule is stated for any system write (the
 //! runner's own writes are never judged):
+//! - a pod is written with two controller references (at most one controller per pod; a real
+//!   API server refuses this, as the model's does, so only a recording of something else
+//!   shows it);
 //! - a pod created under ReplicaSet R's controller reference makes R control more active pods
 //!   than its `spec.replicas` (no over-creation), or R is being deleted (no creation while
 //!   deleting);
 //! - a controller reference to R is added to a pod while R is gone, deleting, or does not
 //!   match the pod (adoption rules);
+//! - a pod starts deleting while it references a ReplicaSet that was, at any point of the
+//!   recording so far, being deleted with propagation Orphan (orphan deletion keeps its
+//!   dependents: neither the controller of a deleting ReplicaSet nor the garbage collector
+//!   may delete them, #42639);
 //! - a pod with no owner at all starts deleting: neither the controller nor the garbage
 //!   collector deletes such a pod (the controller deletes only pods it controls);
+//! - a pod controlled by a live R with no surplus starts deleting while another live
+//!   ReplicaSet matches it: R's controller had nothing to delete and the garbage collector
+//!   deletes only dependents of gone owners, so the delete is the other ReplicaSet's
+//!   controller acting on a pod it does not control (the controller deletes only pods it
+//!   controls);
 //! - a pod controlled by a live R that has a surplus starts deleting while it is in none of
 //!   the victim sets the ranking allows for R's active pods (the ranking). Observed pods carry
 //!   no timestamps the oracle compares, so the rules that compare times count as ties here:
@@ -30,10 +42,12 @@ use crate::observed::{Event, EventType, Object, Snapshot};
 use rsmc_spec::controller::ranking::{self, Order};
 use rsmc_spec::model::properties::{
     adoption_allowed, over_created, ADOPTION_RULES, DELETE_ONLY_CONTROLLED,
-    NO_CREATE_WHILE_DELETING, NO_OVER_CREATION, SCALE_DOWN_RANKED,
+    NO_CREATE_WHILE_DELETING, NO_OVER_CREATION, ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED,
+    SINGLE_CONTROLLER,
 };
-use rsmc_spec::object::{Pod, ReplicaSet, Uid};
+use rsmc_spec::object::{Finalizer, Pod, ReplicaSet, Uid};
 use rsmc_spec::profile::Semantics;
+use std::collections::BTreeSet;
 
 /// The property `events[index]` breaks, judged on `before` with `events[..index]` applied;
 /// `None` for the runner's own writes and for writes no property speaks of.
@@ -48,23 +62,45 @@ pub fn broken_by(
         return None;
     }
     let mut cluster = before.clone();
+    let mut orphaning = orphaning(before.replicasets.values().map(|rs| &**rs));
     for e in &events[..index] {
         apply(&mut cluster, e);
+        if let Object::ReplicaSet(rs) = &e.object {
+            orphaning.extend(self::orphaning(std::iter::once(&**rs)));
+        }
     }
     let Object::Pod(after) = &event.object else {
         return None;
     };
     let old = cluster.pods.get(&after.meta.name).cloned();
     let after = (event.event_type != EventType::Deleted).then_some(&**after);
+    if after.is_some_and(|p| {
+        p.meta
+            .owner_references
+            .iter()
+            .filter(|r| r.controller)
+            .count()
+            > 1
+    }) {
+        return Some(SINGLE_CONTROLLER);
+    }
     match (old.as_deref(), after) {
         (None, Some(new)) => created(&cluster, new),
         (Some(old), Some(new)) if !old.meta.is_deleting() && new.meta.is_deleting() => {
-            deleted(&cluster, old, sem)
+            deleted(&cluster, old, &orphaning, sem)
         }
-        (Some(old), None) if !old.meta.is_deleting() => deleted(&cluster, old, sem),
+        (Some(old), None) if !old.meta.is_deleting() => deleted(&cluster, old, &orphaning, sem),
         (Some(old), Some(new)) => adopted(&cluster, old, new),
         _ => None,
     }
+}
+
+/// The UIDs of those of `replicasets` being deleted with propagation Orphan.
+fn orphaning<'a>(replicasets: impl Iterator<Item = &'a ReplicaSet>) -> BTreeSet<Uid> {
+    replicasets
+        .filter(|rs| rs.meta.has_finalizer(Finalizer::Orphan))
+        .map(|rs| rs.meta.uid)
+        .collect()
 }
 
 /// The cluster after one recorded event.
@@ -118,8 +154,17 @@ fn adopted(cluster: &Snapshot, old: &Pod, new: &Pod) -> Option<&'static str> {
     (!adoption_allowed(live, r.uid, new)).then_some(ADOPTION_RULES)
 }
 
-fn deleted(cluster: &Snapshot, pod: &Pod, sem: &Semantics) -> Option<&'static str> {
-    if pod.meta.owner_references.is_empty() {
+fn deleted(
+    cluster: &Snapshot,
+    pod: &Pod,
+    orphaning: &BTreeSet<Uid>,
+    sem: &Semantics,
+) -> Option<&'static str> {
+    let refs = &pod.meta.owner_references;
+    if refs.iter().any(|r| orphaning.contains(&r.uid)) {
+        return Some(ORPHAN_KEEPS_DEPENDENTS);
+    }
+    if refs.is_empty() {
         return Some(DELETE_ONLY_CONTROLLED);
     }
     let r = pod.meta.controller_ref()?;
@@ -130,7 +175,12 @@ fn deleted(cluster: &Snapshot, pod: &Pod, sem: &Semantics) -> Option<&'static st
     let pods = controlled(cluster, r.uid);
     let surplus = pods.len().saturating_sub(rs.spec.replicas.max(0) as usize);
     if surplus == 0 {
-        return None;
+        let rival = cluster.replicasets.values().any(|other| {
+            other.meta.uid != r.uid
+                && !other.meta.is_deleting()
+                && other.spec.selector.matches(&pod.meta.labels)
+        });
+        return rival.then_some(DELETE_ONLY_CONTROLLED);
     }
     let choices = ranking::victim_choices(&pods, &[], surplus, sem, Order::Ranked);
     let ranked = choices.iter().any(|set| set.contains(&pod.meta.name));
@@ -224,6 +274,75 @@ mod tests {
         assert_eq!(judge(&before, wrong), Some(SCALE_DOWN_RANKED));
         let right = by_system(EventType::Deleted, pending);
         assert_eq!(judge(&before, right), None);
+    }
+
+    #[test]
+    fn a_second_controller_reference_breaks_single_controller() {
+        let before = cluster(rs(1), vec![pod("a", 2, true)]);
+        let mut two = pod("a", 2, true);
+        two.meta
+            .owner_references
+            .push(OwnerReference::controller_of("canary", 9));
+        let both = by_system(EventType::Modified, two);
+        assert_eq!(judge(&before, both), Some(SINGLE_CONTROLLER));
+    }
+
+    /// A delete of a pod whose owner is (or was, earlier in the recording) being deleted
+    /// with propagation Orphan: the pod was that delete's dependent and must have stayed.
+    #[test]
+    fn deleting_a_dependent_of_an_orphan_delete_breaks_orphan_keeps_dependents() {
+        let mut orphaning = rs(1);
+        orphaning.meta.deletion_timestamp = Some(7);
+        orphaning.meta.finalizers = vec![Finalizer::Orphan];
+        let before = cluster(orphaning.clone(), vec![pod("a", 2, true)]);
+        let gone = by_system(EventType::Deleted, pod("a", 2, true));
+        assert_eq!(judge(&before, gone.clone()), Some(ORPHAN_KEEPS_DEPENDENTS));
+        // The owner was seen orphaning and is gone by the time of the delete: still named.
+        let owner_gone = Event {
+            event_type: EventType::Deleted,
+            step: None,
+            resource_version: 0,
+            object: Object::ReplicaSet(Arc::new(orphaning)),
+        };
+        let before = cluster(rs(1), vec![pod("a", 2, true)]);
+        let mut seen_orphaning = rs(1);
+        seen_orphaning.meta.deletion_timestamp = Some(7);
+        seen_orphaning.meta.finalizers = vec![Finalizer::Orphan];
+        let marked = Event {
+            event_type: EventType::Modified,
+            step: Some(1),
+            resource_version: 0,
+            object: Object::ReplicaSet(Arc::new(seen_orphaning)),
+        };
+        let events = [marked, owner_gone, gone];
+        let sem = Profile::K8s120.semantics();
+        assert_eq!(
+            broken_by(&before, &events, 2, &sem),
+            Some(ORPHAN_KEEPS_DEPENDENTS)
+        );
+        // A Background delete's dependents are the GC's to collect.
+        let mut background = rs(1);
+        background.meta.deletion_timestamp = Some(7);
+        let before = cluster(background, vec![pod("a", 2, true)]);
+        let gone = by_system(EventType::Deleted, pod("a", 2, true));
+        assert_eq!(judge(&before, gone), None);
+    }
+
+    /// A pod another live ReplicaSet controls, with no surplus there, deleted while this
+    /// ReplicaSet also matches it: the work of a controller acting on a pod it does not
+    /// control (a stale cache that still shows the pod as its own).
+    #[test]
+    fn deleting_a_pod_another_live_replicaset_controls_breaks_delete_only_controlled() {
+        let sel = LabelSelector::match_labels(&[("tier", "frontend")]);
+        let mut canary = ReplicaSet::new("canary", 1, sel, labels(&[("tier", "frontend")]));
+        canary.meta.uid = 9;
+        let mut before = cluster(rs(1), vec![pod("a", 2, true)]);
+        before.insert(Object::ReplicaSet(Arc::new(canary)));
+        let gone = by_system(EventType::Deleted, pod("a", 2, true));
+        assert_eq!(judge(&before, gone.clone()), Some(DELETE_ONLY_CONTROLLED));
+        // With no other ReplicaSet matching, nothing names it.
+        let alone = cluster(rs(1), vec![pod("a", 2, true)]);
+        assert_eq!(judge(&alone, gone), None);
     }
 
     #[test]

@@ -28,6 +28,7 @@ use crate::validate::{ends_matching, validate, Divergence, Segment, Validation};
 use crate::witness::{self, Found, Recording};
 use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::bugs::{Status, CATALOGUE};
+use rsmc_spec::liveness::converged;
 use rsmc_spec::model::{RsModel, State};
 use serde::Serialize;
 use stateright::Model;
@@ -71,7 +72,8 @@ pub enum Level {
 }
 
 impl Level {
-    fn diverges(&self) -> bool {
+    /// Whether this level rejected what was seen.
+    pub fn diverges(&self) -> bool {
         matches!(self, Level::Diverges { .. })
     }
 }
@@ -92,6 +94,11 @@ pub struct SettlePoint {
     /// ([`crate::broken`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breaks: Option<&'static str>,
+    /// When the outcome diverges: the convergence condition the settled state breaks and
+    /// every state the model allows here keeps (`rsmc_spec::liveness::converged`), if one
+    /// does — status counts left wrong, observedGeneration behind, an orphan not adopted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settled_breaks: Option<&'static str>,
 }
 
 /// The whole verdict.
@@ -119,9 +126,12 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// The property the run's first divergent write breaks, if any.
+    /// The property the run breaks first, if any: its first divergent write's, or else the
+    /// convergence condition its first divergent settled state breaks.
     pub fn breaks(&self) -> Option<&'static str> {
-        self.settle_points.iter().find_map(|p| p.breaks)
+        self.settle_points
+            .iter()
+            .find_map(|p| p.breaks.or(p.settled_breaks))
     }
 }
 
@@ -301,6 +311,7 @@ fn witnessed(
                 },
                 divergent_step: None,
                 breaks: None,
+                settled_breaks: None,
             }
         })
         .collect();
@@ -391,6 +402,7 @@ fn unexplained(
             trace,
             divergent_step: divergent_step.map(|i| i + 1),
             breaks,
+            settled_breaks: None,
         });
     }
     Verdict {
@@ -476,18 +488,20 @@ fn exhaustive(
         };
 
         // Outcome level.
+        let mut settled_breaks = None;
         let outcome = if by_outcome.is_empty() {
             Level::NotJudged
         } else {
-            let (level, next) = judge_outcome(
+            let judged = judge_outcome(
                 subject.model,
                 &by_outcome,
                 *settle,
                 &segment.settled,
                 budget,
             )?;
-            by_outcome = next;
-            level
+            by_outcome = judged.matched;
+            settled_breaks = judged.settled_breaks;
+            judged.level
         };
 
         // Trace level.
@@ -548,6 +562,7 @@ fn exhaustive(
             trace,
             divergent_step,
             breaks,
+            settled_breaks,
         });
     }
     let conforms = points
@@ -601,15 +616,25 @@ fn labelled(p: &str) -> String {
     }
 }
 
+/// The outcome level's verdict at one settle point.
+struct JudgedOutcome {
+    level: Level,
+    /// The model states (with their bindings) that match the settled state.
+    matched: Vec<(State, Binding)>,
+    /// When it diverges, the convergence condition the settled state breaks, if one does.
+    settled_breaks: Option<&'static str>,
+}
+
 /// The outcome level at one settle point: explore from each candidate, keep the outcomes
-/// that match the observed snapshot under the candidate's binding.
+/// that match the observed snapshot under the candidate's binding. When none does, also the
+/// convergence condition the settled state breaks, if one does ([`settled_breaks`]).
 fn judge_outcome(
     model: &RsModel,
     candidates: &[(State, Binding)],
     settle: usize,
     settled: &Snapshot,
     budget: &Budget,
-) -> Result<(Level, Vec<(State, Binding)>), Exhausted> {
+) -> Result<JudgedOutcome, Exhausted> {
     let mut matched: Vec<(State, Binding)> = Vec::new();
     let mut allowed: Vec<State> = Vec::new();
     for (start, binding) in candidates {
@@ -637,27 +662,30 @@ fn judge_outcome(
     views.sort();
     views.dedup();
     if !matched.is_empty() {
-        return Ok((
-            Level::Conforms {
+        return Ok(JudgedOutcome {
+            level: Level::Conforms {
                 detail: match views.len() {
                     1 => "the settled state is the one the model allows here".to_string(),
                     n => format!("the settled state is one of the {n} the model allows here"),
                 },
             },
             matched,
-        ));
+            settled_breaks: None,
+        });
     }
     if views.is_empty() {
-        return Ok((
-            Level::Diverges {
+        return Ok(JudgedOutcome {
+            level: Level::Diverges {
                 detail: "the model never settles here (no quiescent state is reachable)".into(),
                 allowed: vec![],
                 seen: observed_tables,
                 side_by_side: None,
             },
-            vec![],
-        ));
+            matched: vec![],
+            settled_breaks: None,
+        });
     }
+    let broken = settled_breaks(settled, &allowed);
     let closest = views
         .iter()
         .min_by_key(|v| side_by_side::distance(v, &observed_tables))
@@ -670,8 +698,8 @@ fn judge_outcome(
             "the settled state is none of the {n} the model allows here; the closest allowed one beside what was seen"
         ),
     };
-    Ok((
-        Level::Diverges {
+    Ok(JudgedOutcome {
+        level: Level::Diverges {
             detail,
             side_by_side: Some(side_by_side::render(
                 "model (closest allowed)",
@@ -682,8 +710,25 @@ fn judge_outcome(
             allowed: views,
             seen: observed_tables,
         },
-        vec![],
-    ))
+        matched: vec![],
+        settled_breaks: broken,
+    })
+}
+
+/// The first convergence condition the observed `settled` state breaks that every state the
+/// model allows (`allowed`, not empty) keeps. A condition some allowed state breaks too is
+/// not named: where the model itself settles unconverged (a fault injected, an upstream bug
+/// switched on), breaking it is not what set the cluster apart.
+fn settled_breaks(settled: &Snapshot, allowed: &[State]) -> Option<&'static str> {
+    converged::broken_conditions(&settled.replicasets, &settled.pods)
+        .into_iter()
+        .map(|u| u.condition)
+        .find(|c| {
+            allowed
+                .iter()
+                .all(|s| c.broken(&s.api.replicasets, &s.api.pods).is_none())
+        })
+        .map(|c| c.name())
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -763,6 +808,9 @@ pub fn render(v: &Verdict) -> String {
         }
         if let Some(property) = p.breaks {
             out.push_str(&format!("  the divergent write breaks: {property}\n"));
+        }
+        if let Some(condition) = p.settled_breaks {
+            out.push_str(&format!("  the settled state breaks: {condition}\n"));
         }
     }
     if v.witness_nodes > 0 {

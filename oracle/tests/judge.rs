@@ -7,6 +7,7 @@ use rsmc_oracle::judge::{judge, render, Level, Verdict};
 use rsmc_oracle::observed;
 use rsmc_oracle::prepared::Prepared;
 use rsmc_spec::budget::Budget;
+use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{ADOPTION_RULES, NO_OVER_CREATION, SCALE_DOWN_RANKED};
 use rsmc_spec::profile::Profile;
 use std::path::{Path, PathBuf};
@@ -196,4 +197,73 @@ fn malformed_observed_json_names_the_file_and_line() {
     .unwrap_err();
     assert!(err.to_string().contains("unknown field `segmnts`"), "{err}");
     assert_eq!(err.position.map(|p| p.line), Some(2));
+}
+
+/// `frontend.observed.json` with its first segment's events dropped (an outcome-only
+/// recording) and its first settled state changed by `doctor`, judged.
+fn frontend_settled_as(doctor: impl Fn(&mut serde_json::Value)) -> Verdict {
+    let text =
+        std::fs::read_to_string(root().join("tests/observed/frontend.observed.json")).unwrap();
+    let mut trace: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let first = &mut trace["segments"][0];
+    first.as_object_mut().unwrap().remove("events");
+    doctor(&mut first["settled"]);
+    let observed = observed::parse(
+        Path::new("doctored.observed.json"),
+        &serde_json::to_string(&trace).unwrap(),
+    )
+    .unwrap();
+    let prepared = Prepared::load(
+        &root().join("../conformance/scenarios/frontend.yaml"),
+        Profile::K8s120,
+    )
+    .unwrap();
+    judge(
+        &prepared.subject(),
+        &observed,
+        &Budget::default().with_states(500_000),
+    )
+    .unwrap()
+}
+
+/// A settled state the model never settles in is named by the convergence condition it
+/// breaks — the same words `rsmc check` uses for a run that does not converge — when every
+/// state the model allows there keeps that condition.
+#[test]
+fn a_settled_state_is_named_by_the_convergence_condition_it_breaks() {
+    type Doctor = fn(&mut serde_json::Value);
+    let cases: [(Condition, Doctor); 3] = [
+        (Condition::StatusCountsPods, |settled| {
+            settled["replicasets"][0]["status"]["replicas"] = 2.into();
+        }),
+        (Condition::GenerationObserved, |settled| {
+            settled["replicasets"][0]["status"]["observedGeneration"] = 0.into();
+        }),
+        (Condition::OrphansAdopted, |settled| {
+            let pod = settled["pods"][1]["metadata"].as_object_mut().unwrap();
+            pod.remove("ownerReferences");
+        }),
+    ];
+    for (condition, doctor) in cases {
+        let v = frontend_settled_as(doctor);
+        assert!(!v.conforms, "{}", render(&v));
+        let first = &v.settle_points[0];
+        assert!(first.outcome.diverges(), "{}", render(&v));
+        assert_eq!(
+            first.settled_breaks,
+            Some(condition.name()),
+            "{}",
+            render(&v)
+        );
+        assert_eq!(v.breaks(), Some(condition.name()));
+        assert!(
+            render(&v).contains(&format!("the settled state breaks: {}", condition.name())),
+            "{}",
+            render(&v)
+        );
+    }
+    // The undoctored state conforms and names nothing.
+    let v = frontend_settled_as(|_| {});
+    assert!(v.conforms, "{}", render(&v));
+    assert_eq!(v.breaks(), None);
 }

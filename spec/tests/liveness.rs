@@ -3,6 +3,7 @@
 use rsmc_spec::bugs::Bug;
 use rsmc_spec::config::Config;
 use rsmc_spec::liveness;
+use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::RsModel;
 use rsmc_spec::profile::Profile;
 use stateright::Model;
@@ -24,7 +25,7 @@ fn small_preset_converges_in_both_profiles() {
         assert!(
             outcome.violation.is_none(),
             "{profile}: {:?}",
-            outcome.violation.map(|v| v.reason)
+            outcome.violation.map(|v| v.why.to_string())
         );
         assert_eq!(outcome.states, states, "{profile}");
     }
@@ -55,7 +56,9 @@ fn a_stuck_state_is_reported_as_the_end_of_a_run() {
             "step {i} replays"
         );
     }
-    assert!(cx.reason.contains("frontend"), "{}", cx.reason);
+    // Stuck short of replicas: expectations wait for a create that already happened.
+    assert_eq!(cx.why.condition, Condition::ReplicasReached, "{}", cx.why);
+    assert!(cx.why.reason.contains("frontend"), "{}", cx.why);
 }
 
 /// The limit is an error, not a verdict.
@@ -112,10 +115,11 @@ fn two_replicasets_fighting_over_a_pod_are_a_cycle() {
             .any(|d| d.contains("POST pods") || d.contains("DELETE pods")),
         "only ownership changes: {steps:#?}"
     );
+    assert_eq!(cx.why.condition, Condition::ReplicasReached, "{}", cx.why);
     assert!(
-        cx.reason.contains("controls 0 active pods, wants 1"),
+        cx.why.reason.contains("controls 0 active pods, wants 1"),
         "{}",
-        cx.reason
+        cx.why
     );
     // Without the switch the same cluster converges: one adopts the pod, the other creates.
     let fixed = RsModel::new(

@@ -47,9 +47,9 @@ pub struct Counterexample {
     /// equals that one, and the run repeats from there forever. `None` for a stuck state
     /// (the run's last state).
     pub cycle_start: Option<usize>,
-    /// Why the state where it is stuck, or the cycle's first unconverged state, has not
-    /// converged.
-    pub reason: String,
+    /// The convergence condition the state where it is stuck, or the cycle's first
+    /// unconverged state, breaks, and how.
+    pub why: converged::Unconverged,
 }
 
 /// The outcome of a liveness check.
@@ -289,12 +289,12 @@ fn walk_to(
 fn counterexample(model: &RsModel, g: &Graph, found: Found) -> Counterexample {
     let (states, actions) = graph::replay(model, &found.path);
     let witness = graph::replay(model, &g.path_to(found.witness)).0;
-    let reason = converged::unconverged(witness.last().expect("a state"))
-        .unwrap_or_else(|| "converged".into());
+    let why = converged::unconverged(witness.last().expect("a state"))
+        .expect("the graph marked the witness unconverged");
     Counterexample {
         states,
         actions,
         cycle_start: found.cycle_start,
-        reason,
+        why,
     }
 }
