@@ -56,6 +56,12 @@ impl Binding {
         )
     }
 
+    /// The model pods bound to a cluster's pods, by name: the names a search of the model
+    /// must keep ([`crate::explore::outcomes`]).
+    pub fn model_names(&self) -> std::collections::BTreeSet<String> {
+        self.names.keys().cloned().collect()
+    }
+
     /// The cluster's name for a model pod, where bound.
     pub fn observed_name(&self, model: &str) -> Option<&str> {
         self.names.get(model).map(String::as_str)

@@ -8,9 +8,9 @@
 //! breadth-first search over the same [`stateright::Model`].
 
 use rsmc_spec::budget::{Budget, Exhausted};
-use rsmc_spec::model::{RsModel, State, UpToRevisions};
+use rsmc_spec::model::{RsModel, State, UpToPods};
 use stateright::Model;
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash};
 
 /// A 64-bit fingerprint of a search node. Searches remember fingerprints, not states, as
@@ -42,12 +42,22 @@ pub fn successors(model: &RsModel, s: &State) -> Vec<(rsmc_spec::model::Action, 
 }
 
 /// The outcomes of the segment ending at script step `settle` (an index of a `Settle` step),
-/// from `starts`: every state reachable just after that settle, and how many states the
-/// search visited.
+/// from `starts`: every state reachable just after that settle up to renaming the generated
+/// pods other than `pinned`, and how many states the search visited.
+///
+/// States are identified up to the pod symmetry of the safety search
+/// ([`rsmc_spec::model::UpToPods`]): which of two interchangeable pods the controller deleted
+/// first, or which of two fresh pods the kubelet marked ready, makes one state, not two; a
+/// scale-down of k pods explores the k+1 counts of pods deleted instead of their 2^k subsets
+/// and their orders. The outcomes are then one state per class: a user sees them up to
+/// renaming, and the oracle binds a class's new pods to the cluster's names by matching, so
+/// any member serves. The pods a caller has already bound to a cluster's names are `pinned`:
+/// they keep their names, as merging two of them would lose which one the cluster's pod is.
 pub fn outcomes(
     model: &RsModel,
     starts: &[State],
     settle: usize,
+    pinned: &BTreeSet<String>,
     budget: &Budget,
 ) -> Result<(Vec<State>, usize), Exhausted> {
     let mut meter = budget.meter();
@@ -55,7 +65,7 @@ pub fn outcomes(
     let mut queue: VecDeque<State> = starts.iter().cloned().collect();
     let mut found = Vec::new();
     while let Some(s) = queue.pop_front() {
-        if !seen.insert(fingerprint(&UpToRevisions(&s))) {
+        if !seen.insert(fingerprint(&UpToPods { state: &s, pinned })) {
             continue;
         }
         meter.check(seen.len())?;

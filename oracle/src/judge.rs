@@ -638,7 +638,8 @@ fn judge_outcome(
     let mut matched: Vec<(State, Binding)> = Vec::new();
     let mut allowed: Vec<State> = Vec::new();
     for (start, binding) in candidates {
-        let (found, _) = outcomes(model, std::slice::from_ref(start), settle, budget)?;
+        let pinned = binding.model_names();
+        let (found, _) = outcomes(model, std::slice::from_ref(start), settle, &pinned, budget)?;
         for s in found {
             let objects = ModelObjects {
                 replicasets: &s.api.replicasets,

@@ -15,7 +15,7 @@ use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::model::State;
 use serde::Serialize;
 use stateright::Model;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One settle point of a replay.
 #[derive(Clone, Debug, Serialize)]
@@ -61,7 +61,7 @@ pub fn replay(subject: &Subject, budget: &Budget) -> Result<Replay, Exhausted> {
     for (k, settle) in script.settle_indices().into_iter().enumerate() {
         let mut step_ids: Vec<usize> = subject.origin[first..=settle].to_vec();
         step_ids.dedup();
-        let (found, explored) = outcomes(subject.model, &starts, settle, budget)?;
+        let (found, explored) = outcomes(subject.model, &starts, settle, &BTreeSet::new(), budget)?;
         // One view per outcome up to renaming: states that differ only in which generated
         // pod is which are the same outcome to a user.
         let mut by_shape: BTreeMap<String, String> = BTreeMap::new();

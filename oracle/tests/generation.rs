@@ -28,7 +28,9 @@ fn generations(file: &str, rs: &str, profile: Profile) -> Vec<BTreeSet<(u32, u32
     let mut starts = stateright::Model::init_states(&prepared.model);
     let mut points = Vec::new();
     for settle in script.settle_indices() {
-        let (found, _) = outcomes(&prepared.model, &starts, settle, &default_budget()).unwrap();
+        let free = BTreeSet::new();
+        let (found, _) =
+            outcomes(&prepared.model, &starts, settle, &free, &default_budget()).unwrap();
         assert!(
             !found.is_empty(),
             "the model never settles at step {settle}"

@@ -22,6 +22,7 @@ use super::state::{Positions, State};
 use super::symmetry;
 use crate::api::Change;
 use crate::object::{Meta, Rv};
+use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -75,18 +76,39 @@ impl Hash for UpToRevisions<'_> {
     }
 }
 
+/// A state hashed up to its revisions and up to which generated pod is which, except the
+/// `pinned` pods, whose names someone outside the state holds: the oracle's searches for the
+/// outcomes of a segment, where the pods already bound to a cluster's names are pinned and
+/// those created since are free. (With the reduction turned down, as [`UpToRevisions`].)
+pub struct UpToPods<'a> {
+    pub state: &'a State,
+    pub pinned: &'a BTreeSet<String>,
+}
+
+impl Hash for UpToPods<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        hash_pinned(self.state, reduction(), self.pinned, h);
+    }
+}
+
 fn hash_reduced<H: Hasher>(state: &State, level: Reduction, h: &mut H) {
+    hash_pinned(state, level, &BTreeSet::new(), h)
+}
+
+fn hash_pinned<H: Hasher>(state: &State, level: Reduction, pinned: &BTreeSet<String>, h: &mut H) {
     if level == Reduction::None {
         return state.hash_fields(h);
     }
-    let revisions = renamed(state);
-    let base = revisions.as_ref().unwrap_or(state);
+    // The pod renaming first: it orders the settled revisions among themselves, which the
+    // renumbering then keeps.
     let pods = if level == Reduction::RevisionsAndPods {
-        symmetry::renamed(base)
+        symmetry::renamed(state, pinned)
     } else {
         None
     };
-    pods.as_ref().unwrap_or(base).hash_fields(h)
+    let base = pods.as_ref().unwrap_or(state);
+    let revisions = renamed(base);
+    revisions.as_ref().unwrap_or(base).hash_fields(h)
 }
 
 impl State {
@@ -168,6 +190,22 @@ fn each_revision(s: &mut State, f: &mut dyn FnMut(&mut Rv)) {
         }
     }
     positions(&mut s.gc, f);
+}
+
+/// Visit the revisions of every pod object a state holds (live, then in the log's order), in
+/// place: the only places a pod write's revision can be held once the controllers' records
+/// of their own writes are covered by what they have seen ([`State::canonicalize`]).
+pub(super) fn each_pod_revision(s: &mut State, f: &mut dyn FnMut(&mut Rv)) {
+    for pod in s.api.pods.values_mut() {
+        object(pod, |p| &p.meta, |p| &mut p.meta, f);
+    }
+    for event in &mut s.api.log {
+        if let Change::Pod { before, after } = &mut event.change {
+            for pod in [before, after].into_iter().flatten() {
+                object(pod, |p| &p.meta, |p| &mut p.meta, f);
+            }
+        }
+    }
 }
 
 fn positions(p: &mut Positions, f: &mut dyn FnMut(&mut Rv)) {

@@ -4,7 +4,7 @@
 
 pub mod action;
 mod canonical;
-pub use canonical::{set_reduction, Reduction, UpToRevisions};
+pub use canonical::{set_reduction, Reduction, UpToPods, UpToRevisions};
 mod describe;
 mod enabled;
 pub mod properties;

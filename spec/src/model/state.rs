@@ -70,11 +70,26 @@ impl ControllerState {
         }
     }
 
-    /// Sort the worker slots so that equal sets of in-flight syncs are equal states.
+    /// Sort the worker slots so that equal sets of in-flight syncs are equal states, and
+    /// forget the consistency store's records that the caches have reached.
     pub fn canonicalize(&mut self) {
         // Busy slots first (`false < true`), then by task.
         self.workers
             .sort_by(|a, b| (a.is_none(), a).cmp(&(b.is_none(), b)));
+        // A record is only ever compared with `seen`, which never goes back (a restarted
+        // instance starts with an empty store): a part the caches have reached gates nothing
+        // again and is as good as none. Keeping its value would keep the revision of an old
+        // pod write in the state, telling apart pods the symmetry could merge.
+        let seen = self.seen;
+        self.written.retain(|_, w| {
+            if seen.rs >= w.rs {
+                w.rs = 0;
+            }
+            if seen.pods >= w.pods {
+                w.pods = 0;
+            }
+            w.rs > 0 || w.pods > 0
+        });
     }
 }
 
@@ -125,7 +140,7 @@ impl State {
     }
 
     /// Every informer position still in use: running watchers and in-flight syncs.
-    fn positions_in_use(&self) -> impl Iterator<Item = Positions> + '_ {
+    pub(super) fn positions_in_use(&self) -> impl Iterator<Item = Positions> + '_ {
         let controllers = self.controllers.iter().filter(|c| c.running).flat_map(|c| {
             std::iter::once(c.seen).chain(c.workers.iter().flatten().map(|t| Positions {
                 rs: t.read_at.0,

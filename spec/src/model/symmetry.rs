@@ -11,24 +11,43 @@
 //! two pods of frontend exist and the user marks one of them ready, the two ways of doing so
 //! lead to one state here.
 //!
-//! The representative: pods are put in an order that does not depend on their identities —
-//! live pods by their `resourceVersion`, then pods only the watch log still holds by their
-//! last event's revision (every write has its own revision, so that order is total) — and
-//! the `i`-th is renamed to `<prefix>#i` with UID `u32::MAX - i`. `#` is not a character of
-//! any real name, so a new name can never meet an old one. A name that only the controller's
-//! memory still holds (an expected deletion, a pod a sync claimed) belongs to no object and
-//! keeps its name: the renaming stays a bijection, it merely merges fewer states.
+//! Revisions are part of what a pod is, but not all of them for ever. Every pod informer in
+//! use (each running controller's, each in-flight sync's snapshot, the garbage collector's)
+//! has a position, and the log holds no pod event below the lowest: the **settled floor**. A
+//! pod revision below it is one every watcher has seen, and the model compares object
+//! revisions only for equality (preconditions, a handler's "nothing changed") and with
+//! positions only for order — which a settled revision passes for every position there is or
+//! will be. So the order among settled revisions is unobservable, and permuting them (with
+//! the pods holding them) maps runs to runs too. That is what makes a scale-down cheap:
+//! deleting pod a then pod b, or b then a, of pods created long ago, is one state once the
+//! names are set aside — where an order-keeping renaming of revisions alone still told which
+//! was older, and a scale-down of k pods made 2^k subsets and their orders.
 //!
-//! What this does not merge: pods also differ by their revisions, and revisions keep their
-//! order ([`super::canonical`]). Marking the older or the newer of two fresh pods ready are
-//! two states as long as some revision in the state (an informer's position, an old object
-//! in the log) still tells which was created first.
+//! The representative: pods are put in an order that does not depend on their identities —
+//! live pods written above the floor by their `resourceVersion` (every write has its own
+//! revision, so that order is total), then settled live pods by what they are (the pod with
+//! its name, UID and settled revisions blanked) and by the places the state remembers them
+//! (an expected deletion, a sync's claim or victim list, a status count, an orphan promise, a
+//! user's selection), then pods only the watch log still holds by their last event's revision
+//! — and the `i`-th is renamed to `<prefix>#i` with UID `u32::MAX - i`. `#` is not a
+//! character of any real name, so a new name can never meet an old one. Then the settled
+//! revisions take their slots in the order the renamed state first shows them. A name that
+//! only the controller's memory still holds (an expected deletion, a pod a sync claimed)
+//! belongs to no object and keeps its name: the renaming stays a bijection, it merely merges
+//! fewer states.
+//!
+//! Settled pods that tie on all of that are interchangeable, so either order gives the same
+//! representative: the count of classes does not depend on which member a search met first
+//! (`spec/tests/symmetry.rs` checks it with one thread and two). What is not merged: pods
+//! written above the floor keep their order, as some informer can still tell it.
 //!
 //! Bare pods (named in the configuration) are not renamed: the environment creates them by
 //! name, so their names mean something.
 //!
-//! The liveness search and the oracle do not use this quotient (see [`super::canonical`]):
-//! their fairness classes and name bindings hold pod names.
+//! The liveness search and the oracle's trace-level searches do not use this quotient (see
+//! [`super::canonical`]): their fairness classes and name bindings hold pod names. The
+//! oracle's outcome searches (`rsmc replay`, a settle point's allowed states) do, with the
+//! pods already bound to a cluster's names pinned ([`renamed`]).
 
 use super::state::State;
 use crate::api::names::{looks_generated, SUFFIX_LEN};
@@ -47,30 +66,38 @@ struct Renaming {
 
 impl Renaming {
     /// Identity-free positions of every generated pod the state holds an object of.
-    fn of(state: &State) -> Renaming {
-        // Per name: (0, live revision) for a live pod, else (1, its last log revision).
-        let mut order: BTreeMap<&str, ((u8, Rv), &Pod)> = BTreeMap::new();
+    fn of(state: &State, pinned: &BTreeSet<String>) -> Renaming {
+        let floor = settled_floor(state);
+        let free = |pod: &Pod| pod.meta.generate_name.is_some() && !pinned.contains(&pod.meta.name);
+        let places = places(state);
+        let mut order: BTreeMap<&str, (Key, &Pod)> = BTreeMap::new();
         for pod in state.api.pods.values() {
-            if pod.meta.generate_name.is_some() {
-                order.insert(&pod.meta.name, ((0, pod.meta.resource_version), pod));
+            if free(pod) {
+                let key = if pod.meta.resource_version < floor {
+                    let at = places.get(pod.meta.name.as_str()).cloned();
+                    Key::Settled(Box::new((blank(pod, floor), at.unwrap_or_default())))
+                } else {
+                    Key::Live(pod.meta.resource_version)
+                };
+                order.insert(&pod.meta.name, (key, pod));
             }
         }
         for (rv, pod) in logged_pods(state) {
-            if pod.meta.generate_name.is_none() {
+            if !free(pod) {
                 continue;
             }
-            let key = (1, rv);
             order
                 .entry(&pod.meta.name)
                 .and_modify(|(k, _)| {
-                    if k.0 == 1 && key > *k {
-                        *k = key;
+                    if matches!(k, Key::Logged(last) if rv > *last) {
+                        *k = Key::Logged(rv);
                     }
                 })
-                .or_insert((key, pod));
+                .or_insert((Key::Logged(rv), pod));
         }
-        let mut pods: Vec<((u8, Rv), &Pod)> = order.into_values().collect();
-        pods.sort_by_key(|(key, _)| *key);
+        // Stable: pods with equal keys stay in name order (see the module docs).
+        let mut pods: Vec<(Key, &Pod)> = order.into_values().collect();
+        pods.sort_by(|a, b| a.0.cmp(&b.0));
         let mut renaming = Renaming::default();
         let mut next = 0u32;
         for (_, pod) in pods {
@@ -81,7 +108,7 @@ impl Renaming {
                 .insert(pod.meta.name.clone(), format!("{prefix}#{next}"));
             next += 1;
         }
-        renaming.gone(state, next);
+        renaming.gone(state, pinned, next);
         renaming
     }
 
@@ -91,7 +118,7 @@ impl Renaming {
     /// pod can never be met again; only where it is remembered tells it apart. They are
     /// ordered by those places (which name no pod), so two remembered in exactly the same
     /// places are interchangeable and either order gives the same representative.
-    fn gone(&mut self, state: &State, mut next: u32) {
+    fn gone(&mut self, state: &State, pinned: &BTreeSet<String>, mut next: u32) {
         type Places<'a> = Vec<(u8, u64, &'a str)>;
         let mut names: BTreeMap<&str, Places> = BTreeMap::new();
         let mut uids: BTreeMap<Uid, Places> = BTreeMap::new();
@@ -112,7 +139,11 @@ impl Renaming {
         }
         let mut gone_names: Vec<(Places, &str)> = names
             .into_iter()
-            .filter(|(name, _)| looks_generated(name) && !self.by_name.contains_key(*name))
+            .filter(|(name, _)| {
+                looks_generated(name)
+                    && !self.by_name.contains_key(*name)
+                    && !pinned.contains(*name)
+            })
             .map(|(name, places)| (places, name))
             .collect();
         gone_names.sort();
@@ -184,14 +215,171 @@ fn logged_pods(state: &State) -> impl Iterator<Item = (Rv, &Pod)> + '_ {
     })
 }
 
-/// `state` with its generated pods renamed to the representative identities, or `None` when
-/// it has none.
-pub fn renamed(state: &State) -> Option<State> {
-    let renaming = Renaming::of(state);
+/// Where a generated pod stands in the order of the representative. Live pods written since
+/// the settled floor are told apart by their revision, pods only the log still holds by their
+/// last event's; a settled pod (written before every watcher's position) by what it is and
+/// where the state remembers it, as its revision no longer tells it apart.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Live(Rv),
+    Settled(Box<(Pod, Places)>),
+    Logged(Rv),
+}
+
+/// The identity-free places a pod's name or UID is remembered outside its objects: a tag,
+/// then the controller or owner, the ReplicaSet key, and a position where the order is fixed.
+type Places = Vec<(u8, u64, String, usize)>;
+
+/// Every generated pod's places, by name.
+fn places(state: &State) -> BTreeMap<&str, Places> {
+    let mut at: BTreeMap<&str, Places> = BTreeMap::new();
+    let uids: BTreeMap<Uid, &str> = state
+        .api
+        .pods
+        .values()
+        .map(|p| (p.meta.uid, p.meta.name.as_str()))
+        .collect();
+    for (c, controller) in state.controllers.iter().enumerate() {
+        let c = c as u64;
+        for (key, e) in &controller.expectations.0 {
+            for name in &e.deleting {
+                at.entry(name).or_default().push((0, c, key.clone(), 0));
+            }
+        }
+        for task in controller.workers.iter().flatten() {
+            let key = &task.key;
+            for name in &task.claimed {
+                at.entry(name).or_default().push((1, c, key.clone(), 0));
+            }
+            match &task.phase {
+                Phase::Claim {
+                    ops, fixed, next, ..
+                } => {
+                    let named = ops.iter().map(|(n, d)| (n, 2 + *d as u8));
+                    in_order(&mut at, named, (*fixed).max(*next), c, key);
+                }
+                Phase::Delete {
+                    victims,
+                    fixed,
+                    next,
+                    ..
+                } => {
+                    let named = victims.iter().map(|n| (n, 9));
+                    in_order(&mut at, named, (*fixed).max(*next), c, key);
+                }
+                _ => {}
+            }
+        }
+    }
+    for (owner, counted) in &state.ghost.counted {
+        for name in counted {
+            at.entry(name)
+                .or_default()
+                .push((10, *owner as u64, String::new(), 0));
+        }
+    }
+    for (owner, pod) in &state.ghost.orphan_promises {
+        if let Some(name) = uids.get(pod) {
+            at.entry(name)
+                .or_default()
+                .push((11, *owner as u64, String::new(), 0));
+        }
+    }
+    if let Some(selected) = &state.script.selected {
+        for name in &selected.pods {
+            at.entry(name).or_default().push((12, 0, String::new(), 0));
+        }
+    }
+    for places in at.values_mut() {
+        places.sort();
+    }
+    at
+}
+
+/// Places in an order whose first `open` entries are fixed: a position there, a set after.
+fn in_order<'a>(
+    at: &mut BTreeMap<&'a str, Places>,
+    named: impl Iterator<Item = (&'a String, u8)>,
+    open: usize,
+    controller: u64,
+    key: &str,
+) {
+    for (i, (name, tag)) in named.enumerate() {
+        let place = if i < open { i } else { usize::MAX };
+        at.entry(name.as_str())
+            .or_default()
+            .push((tag, controller, key.to_string(), place));
+    }
+}
+
+/// A settled pod as the representative compares it: without its identity, and without the
+/// revisions no watcher can order any more.
+fn blank(pod: &Pod, floor: Rv) -> Pod {
+    let mut p = pod.clone();
+    p.meta.name.clear();
+    p.meta.uid = 0;
+    p.meta.resource_version = 0;
+    if p.meta.deletion_timestamp.is_some_and(|d| d < floor) {
+        p.meta.deletion_timestamp = Some(0);
+    }
+    p
+}
+
+/// The settled floor of the pod revisions: below the position of every pod informer still
+/// in use and below every pod event the log still holds. What was written below it every
+/// watcher has seen, so only its equality with other revisions can matter, not its order.
+fn settled_floor(state: &State) -> Rv {
+    let logged = state
+        .api
+        .log
+        .iter()
+        .filter(|e| matches!(e.change, Change::Pod { .. }))
+        .map(|e| e.rv)
+        .min();
+    state
+        .positions_in_use()
+        .map(|p| p.pods)
+        .chain(logged)
+        .min()
+        .unwrap_or(state.api.rv + 1)
+}
+
+/// `state` with its generated pods renamed to the representative identities and its settled
+/// pod revisions put in the representative's order, or `None` when it has no generated pods.
+/// The `pinned` pods keep their names: someone outside the state refers to them by name (the
+/// oracle's bindings of the model's pods to a cluster's).
+pub fn renamed(state: &State, pinned: &BTreeSet<String>) -> Option<State> {
+    let renaming = Renaming::of(state, pinned);
     if renaming.by_name.is_empty() && renaming.by_uid.is_empty() {
         return None;
     }
-    Some(renaming.apply(state))
+    let mut s = renaming.apply(state);
+    reorder_settled_revisions(&mut s, settled_floor(state));
+    Some(s)
+}
+
+/// Give the settled pod revisions (below `floor`) their slots in the order the renamed state
+/// first shows them: pods in name order, then the log's pod objects in log order. The slots
+/// are the same set of values, so every other revision keeps its place.
+fn reorder_settled_revisions(s: &mut State, floor: Rv) {
+    let settled = |rv: Rv| rv > 0 && rv < floor;
+    let mut met: Vec<Rv> = Vec::new();
+    super::canonical::each_pod_revision(s, &mut |rv| {
+        if settled(*rv) && !met.contains(rv) {
+            met.push(*rv);
+        }
+    });
+    let mut slots = met.clone();
+    slots.sort_unstable();
+    if slots == met {
+        return;
+    }
+    let map: BTreeMap<Rv, Rv> = met.into_iter().zip(slots).collect();
+    super::canonical::each_pod_revision(s, &mut |rv| {
+        if let Some(new) = map.get(rv) {
+            *rv = *new;
+        }
+    });
 }
 
 impl Renaming {
@@ -339,11 +527,14 @@ mod tests {
             crate::profile::Profile::K8s120,
         );
         let (s, names) = two_unready_pods(&model);
-        let r = renamed(&s).expect("there are generated pods");
+        let r = renamed(&s, &BTreeSet::new()).expect("there are generated pods");
         for name in &names {
             assert!(!r.api.pods.contains_key(name));
         }
         assert!(r.api.pods.keys().filter(|n| n.contains('#')).count() >= 2);
-        assert_eq!(renamed(&r).map(|again| again == r), Some(true));
+        assert_eq!(
+            renamed(&r, &BTreeSet::new()).map(|again| again == r),
+            Some(true)
+        );
     }
 }
