@@ -213,8 +213,9 @@ fn judge_by(
     if method == Method::Exhaustive || !recorded {
         return exhaustive(subject, observed, budget);
     }
+    let draining = draining_unbounded(subject.model);
     let recording = Recording {
-        model: subject.model,
+        model: &draining,
         origin: subject.origin,
         settles: &settles,
         observed,
@@ -232,6 +233,17 @@ fn judge_by(
             }
         }
     }
+}
+
+/// `model` as the witness search runs it: a backlog the scenario releases does not hold the
+/// controller's writes back until it is delivered
+/// (`rsmc_spec::config::InformerConfig::drain_unbounded`). A recording shows how far behind
+/// the controller wrote; the lag bound only keeps exhaustive searches finite. Everything else
+/// is the model the exhaustive levels explain divergences with.
+fn draining_unbounded(model: &RsModel) -> RsModel {
+    let mut m = model.clone();
+    m.config.informer.drain_unbounded = true;
+    m
 }
 
 /// How many states the exhaustive levels may visit per search to explain a divergence the

@@ -178,6 +178,14 @@ pub struct InformerConfig {
     /// controller manager started, and a sync may run before they reach its cache.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub start_synced: bool,
+    /// Whether a backlog a script releases leaves the lag bound off until it is delivered
+    /// ([`crate::model::ScriptPos::draining`]). Not a configuration field: the oracle's
+    /// witness search turns it on, as a recording pins the run down and a real controller
+    /// writes while its informer drains a burst. The exhaustive searches keep it off: with it,
+    /// a controller without expectations may create again on every sync of a drain, more
+    /// states than a replay can enumerate.
+    #[serde(skip)]
+    pub drain_unbounded: bool,
 }
 
 impl InformerConfig {

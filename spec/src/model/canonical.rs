@@ -148,7 +148,8 @@ pub fn renamed(state: &State) -> Option<State> {
 /// The list is complete by construction of the types that hold an `Rv`: the API server's
 /// counter, each object's `resourceVersion` and `deletionTimestamp` (live and in the log), the
 /// log's revisions, every informer position (controllers, in-flight syncs, the consistency
-/// store, the garbage collector) and the revision a status retry read.
+/// store, the garbage collector), the revision a status retry read and the end of a
+/// released backlog.
 fn each_revision(s: &mut State, f: &mut dyn FnMut(&mut Rv)) {
     let api = &mut s.api;
     f(&mut api.rv);
@@ -190,6 +191,7 @@ fn each_revision(s: &mut State, f: &mut dyn FnMut(&mut Rv)) {
         }
     }
     positions(&mut s.gc, f);
+    positions(&mut s.script.draining, f);
 }
 
 /// Visit the revisions of every pod object a state holds (live, then in the log's order), in

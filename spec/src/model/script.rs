@@ -153,6 +153,11 @@ pub struct ScriptPos {
     pub selected: Option<Selected>,
     #[serde(default)]
     pub held: Held,
+    /// Per type, the head of the log when the script last released held events (0: none
+    /// left to drain): until a controller's informer has delivered up to it, its lag on that
+    /// type does not hold writes back ([`super::State::writes_allowed`]).
+    #[serde(default)]
+    pub draining: super::Positions,
 }
 
 /// The resource types whose watch events a script holds from the ReplicaSet controller

@@ -53,7 +53,12 @@ impl RsModel {
     fn environment(&self, n: &mut State, action: &Action) -> Option<()> {
         match action {
             Action::HoldEvents { kind } => n.script.held.set(*kind, true),
-            Action::ReleaseEvents { kind } => n.script.held.set(*kind, false),
+            Action::ReleaseEvents { kind } => {
+                n.script.held.set(*kind, false);
+                if self.config.informer.drain_unbounded {
+                    n.script.draining.set(*kind, n.api.rv);
+                }
+            }
             Action::ApplyReplicaSet { replicaset } => {
                 let request = if n.api.replicasets.contains_key(&replicaset.meta.name) {
                     // kubectl apply of an existing object: a patch of its spec and labels,
