@@ -135,6 +135,9 @@ fn measure(
 }
 
 pub fn run(args: &BenchArgs) -> i32 {
+    if args.oracle {
+        return crate::bench_oracle::run(args);
+    }
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
@@ -196,7 +199,7 @@ pub fn run(args: &BenchArgs) -> i32 {
 }
 
 fn print_table(rows: &[Row], args: &BenchArgs) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = cores();
     let threads = args.threads.unwrap_or(cores);
     println!(
         "rsmc bench: {threads} checker threads on {cores} cores, {}; {}",
@@ -256,6 +259,15 @@ fn print_table(rows: &[Row], args: &BenchArgs) {
 }
 
 /// The machine's memory, from /proc/meminfo (Linux), for the report's header.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The machine a measurement ran on: cores and memory.
+pub fn machine() -> String {
+    format!("{} cores, {}", cores(), machine_memory())
+}
+
 fn machine_memory() -> String {
     let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
         m.lines()

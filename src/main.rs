@@ -1,6 +1,7 @@
 //! `rsmc`: model checking and conformance testing of the Kubernetes ReplicaSet controller.
 
 mod bench;
+mod bench_oracle;
 mod bugs;
 mod check;
 mod cluster;
@@ -374,6 +375,21 @@ pub struct BenchArgs {
     /// the reduction factor (unique states without / with).
     #[arg(long)]
     pub compare_reduction: bool,
+    /// Measure the oracle instead: the recordings in oracle/tests/recorded judged by
+    /// `rsmc oracle`, and `rsmc replay` of one ReplicaSet scaled 3 -> N -> 1 for
+    /// N = 3, 5, 8, 12, 25; states, seconds and peak memory per case.
+    #[arg(long, conflicts_with_all = ["configs", "profiles", "catalogue", "liveness", "compare_reduction"])]
+    pub oracle: bool,
+    /// With `--oracle`: only the cases whose name contains one of these, comma-separated
+    /// (e.g. `scale-100,-> 25`).
+    #[arg(long, value_delimiter = ',', requires = "oracle")]
+    pub cases: Option<Vec<String>>,
+    /// With `--oracle`: each case's memory budget (`rsmc oracle --memory-limit`).
+    #[arg(long, value_name = "SIZE", requires = "oracle")]
+    pub memory_limit: Option<String>,
+    /// With `--oracle`: each case's state limit (`rsmc oracle --state-limit`).
+    #[arg(long, value_name = "N", requires = "oracle")]
+    pub state_limit: Option<u64>,
     /// Print the measurements as JSON.
     #[arg(long)]
     pub json: bool,

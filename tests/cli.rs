@@ -431,3 +431,36 @@ fn bench_reports_states_and_peak_memory() {
     );
     assert!(row["unique_per_second"].as_f64().unwrap() > 0.0, "{row}");
 }
+
+/// `rsmc bench --oracle` measures each case in its own process: the small replays' states are
+/// pinned (as in `oracle/tests/replay_scale.rs`), so a change to the model's size shows here.
+#[test]
+fn bench_oracle_measures_the_small_replays() {
+    let (code, out, err) = rsmc(&["bench", "--oracle", "--cases=-> 3 ->,-> 5 ->", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = rows.as_array().unwrap();
+    let got: Vec<(&str, u64, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["case"].as_str().unwrap(),
+                r["states"].as_u64().unwrap(),
+                r["result"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("replay 3 -> 3 -> 1", 164, "replayed"),
+            ("replay 3 -> 5 -> 1", 384, "replayed"),
+        ]
+    );
+    assert!(rows
+        .iter()
+        .all(|r| r["peak_memory_bytes"].as_u64() > Some(1_000_000)));
+    let (code, _, err) = rsmc(&["bench", "--oracle", "--cases=nothing-like-this"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no case matches"), "{err}");
+}
