@@ -231,10 +231,10 @@ fn oracle_exit_codes_follow_the_verdict() {
 #[test]
 fn a_replay_past_its_memory_budget_stops_with_exit_3_and_names_the_limit() {
     let scenario = repo("oracle/tests/scenarios/scale-down-12.yaml");
-    let (code, out, err) = rsmc(&["replay", &scenario, "--memory-limit", "300M"]);
+    let (code, out, err) = rsmc(&["replay", &scenario, "--memory-limit", "8M"]);
     assert_eq!(code, 3, "{out}{err}");
     assert!(
-        err.contains("memory budget of 300 MiB") && err.contains("--memory-limit"),
+        err.contains("memory budget of 8 MiB") && err.contains("--memory-limit"),
         "{err}"
     );
     let (code, _, err) = rsmc(&["replay", &scenario, "--state-limit", "1000"]);
