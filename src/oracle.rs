@@ -2,7 +2,7 @@
 
 use crate::exit;
 use crate::OracleArgs;
-use rsmc_oracle::judge::{self, JudgeError};
+use rsmc_oracle::judge;
 use rsmc_oracle::observed;
 use rsmc_oracle::prepared::Prepared;
 
@@ -26,11 +26,11 @@ pub fn run(args: &OracleArgs) -> i32 {
     };
     let verdict = match judge::judge(&loaded.subject(), &observed, &args.budget.budget()) {
         Ok(v) => v,
-        Err(JudgeError::TooLarge(e)) => {
+        Err(e) if e.exhausted().is_some() => {
+            let remedy = e.exhausted().map_or("", |x| x.remedy());
             eprintln!(
-                "error: {}: cannot judge: {e}; {}",
+                "error: {}: cannot judge: {e}; {remedy}",
                 args.observed.display(),
-                e.remedy()
             );
             return exit::TOO_LARGE;
         }

@@ -144,6 +144,20 @@ pub enum JudgeError {
     Scenario { observed: String, expected: String },
     #[error(transparent)]
     TooLarge(#[from] Exhausted),
+    /// The witness search stopped at its budget: how far it got.
+    #[error(transparent)]
+    Unwitnessed(#[from] witness::Unfinished),
+}
+
+impl JudgeError {
+    /// The budget a search ran out of, if that is why the run could not be judged.
+    pub fn exhausted(&self) -> Option<&Exhausted> {
+        match self {
+            JudgeError::TooLarge(e) => Some(e),
+            JudgeError::Unwitnessed(u) => Some(&u.exhausted),
+            _ => None,
+        }
+    }
 }
 
 /// Judge `observed` against the model of `subject`.
@@ -190,7 +204,7 @@ pub fn judge_with(
         ..*subject
     };
     match judge_by(&past, observed, budget, method) {
-        Err(JudgeError::TooLarge(t)) => Ok(Verdict {
+        Err(t @ (JudgeError::TooLarge(_) | JudgeError::Unwitnessed(_))) => Ok(Verdict {
             note: Some(format!(
                 "judged by the model's runs that stop at a safety violation: with the runs that go on past one, {t}"
             )),

@@ -232,10 +232,21 @@ impl Node {
 }
 
 /// How likely a step is on a real cluster, for the witness search's order: informers
-/// catching up first, then the write the recording shows next, then everything else.
+/// catching up first, then a worker taking a queued key, then the write the recording shows
+/// next, then everything else.
+///
+/// A worker starts promptly on a real controller: the key is queued by the event that
+/// needs it and an idle worker takes it at once, while other components go on writing. A
+/// sync started before another component's burst of writes reads the cache from before
+/// them: the overlap-20 recording shows web-a's status written with all 20 pods counted
+/// after the garbage collector had orphaned 15 of them. Ranking the start below the
+/// recorded writes leaves the search to find that read only by backtracking through every
+/// interleaving of the burst.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Likely {
     CatchUp,
+    /// A worker taking a queued key (`StartSync`).
+    Prompt,
     RecordedWrite,
     Other,
 }
@@ -312,6 +323,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
         if writes.is_empty() {
             let likely = match &action {
                 Action::Deliver { .. } => Likely::CatchUp,
+                Action::StartSync { .. } => Likely::Prompt,
                 // The pick of the next claim patch or delete that the recording shows next.
                 Action::Choose { pods, .. }
                     if pods.len() == 1 && writes_next(b, visible.get(i), &pods[0]) =>

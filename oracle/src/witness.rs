@@ -13,8 +13,8 @@
 //!   the controller's hidden memory so that the next segment cannot be matched is abandoned
 //!   for another, as the segment-by-segment levels do by carrying every matching state);
 //! - internal steps are taken lazily and in the order a real cluster most likely took them
-//!   ([`Likely`]): informers catch up first, then the model makes the write the recording
-//!   shows next, then everything else;
+//!   ([`Likely`]): informers catch up first, then an idle worker takes a queued key, then
+//!   the model makes the write the recording shows next, then everything else;
 //! - a write must be exactly the next recorded one (by the same kind of actor, up to
 //!   renaming, [`crate::validate::expand`]), and a segment ends only in a state whose objects
 //!   match the recorded settle point.
@@ -28,7 +28,7 @@
 
 use crate::binding::{match_objects, Binding, ModelObjects};
 use crate::observed::{Event, Observed};
-use crate::validate::{expand, visible, Divergence, Frontier, Node, Segment};
+use crate::validate::{describe_event, expand, visible, Divergence, Frontier, Node, Segment};
 use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::model::{RsModel, State};
 use stateright::Model;
@@ -81,6 +81,40 @@ struct FrontierAt {
     ends_elsewhere: bool,
 }
 
+/// The search stopped at its budget before it decided, and how far the furthest run got:
+/// on a recording the model cannot produce, that write is where to look.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unfinished {
+    pub exhausted: Exhausted,
+    /// The settle point (0-based) of the furthest run.
+    pub segment: usize,
+    /// How many of that segment's visible recorded writes it produced, of how many.
+    pub matched: usize,
+    pub writes: usize,
+    /// The first recorded write no run it tried made, described.
+    pub next: Option<String>,
+}
+
+impl std::fmt::Display for Unfinished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} while looking for a model run that produces the recording; the furthest run \
+             made {} of the {} recorded writes before settle point {}",
+            self.exhausted,
+            self.matched,
+            self.writes,
+            self.segment + 1
+        )?;
+        match &self.next {
+            Some(next) => write!(f, ", and no run it tried made the next: {next}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for Unfinished {}
+
 /// The recording to search for, segment by segment.
 pub struct Recording<'a> {
     pub model: &'a RsModel,
@@ -97,7 +131,7 @@ pub fn search(
     recording: &Recording,
     budget: &Budget,
     avoid: Option<&str>,
-) -> Result<Found, Exhausted> {
+) -> Result<Found, Unfinished> {
     let empty = crate::observed::Snapshot::default();
     let events: Vec<&[Event]> = recording
         .observed
@@ -149,7 +183,19 @@ pub fn search(
         if !seen.insert((k, node.fingerprint())) {
             continue;
         }
-        meter.check(seen.len())?;
+        if let Err(exhausted) = meter.check(seen.len()) {
+            let (k, at) = &furthest;
+            let writes = &visible[*k];
+            return Err(Unfinished {
+                exhausted,
+                segment: *k,
+                matched: at.frontier.reached,
+                writes: writes.len(),
+                next: writes
+                    .get(at.frontier.reached)
+                    .map(|(_, e)| describe_event(e, |i| format!("scenario step {}", i + 1))),
+            });
+        }
         if avoid.is_some_and(|p| node.state.ghost.violated.contains(p)) {
             continue;
         }

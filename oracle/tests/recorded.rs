@@ -163,3 +163,30 @@ fn the_witness_search_and_the_exhaustive_levels_agree() {
         );
     }
 }
+
+/// Three ReplicaSets of 20 on one selector, one deleted with `--cascade=orphan`. The
+/// controller wrote web-a's status counting 13 pods after its previous status write (of 20)
+/// had landed and the garbage collector had orphaned 15: its pod cache was at least 8 events
+/// behind, more than any `maxLag` the model takes, and the witness search does not find a
+/// run within its budget. What a user is told instead names the write it could not get
+/// past, the place to look. Pinned: a search that gets further is a visible change (issue 13).
+#[test]
+fn an_unjudged_recording_names_the_write_the_search_could_not_get_past() {
+    let name = "overlap-20";
+    let prepared = Prepared::load(
+        &root().join(format!("scenarios/{name}.yaml")),
+        Profile::K8s120,
+    )
+    .unwrap();
+    let text = recorded(name);
+    let observed = observed::parse(Path::new("overlap-20.observed.json"), &text).unwrap();
+    let budget = rsmc_oracle::explore::default_budget().with_states(5_000);
+    let err = judge(&prepared.subject(), &observed, &budget).unwrap_err();
+    let message = err.to_string();
+    assert!(err.exhausted().is_some(), "{message}");
+    assert!(
+        message.contains("made 22 of the 90 recorded writes before settle point 4")
+            && message.contains("replicaset/web-a replicas=20 status.replicas=13"),
+        "{message}"
+    );
+}
