@@ -138,12 +138,9 @@ pub fn run(args: &BenchArgs) -> i32 {
     if args.oracle {
         return crate::bench_oracle::run(args);
     }
-    let exe = match std::env::current_exe() {
+    let exe = match crate::output::own_executable() {
         Ok(e) => e,
-        Err(e) => {
-            eprintln!("error: cannot find the rsmc executable: {e}");
-            return exit::BAD_INPUT;
-        }
+        Err(code) => return code,
     };
     let out_dir = std::env::temp_dir().join(format!("rsmc-bench-{}", std::process::id()));
     let mut rows = Vec::new();
@@ -187,14 +184,7 @@ pub fn run(args: &BenchArgs) -> i32 {
         });
     }
     let _ = std::fs::remove_dir_all(&out_dir);
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).expect("rows serialise")
-        );
-    } else {
-        print_table(&rows, args);
-    }
+    crate::output::print(args.json, &rows, || print_table(&rows, args));
     exit::OK
 }
 

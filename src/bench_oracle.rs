@@ -203,12 +203,9 @@ fn measure(exe: &Path, case: &Case, args: &BenchArgs) -> Result<Row, String> {
 }
 
 pub fn run(args: &BenchArgs) -> i32 {
-    let exe = match std::env::current_exe() {
+    let exe = match crate::output::own_executable() {
         Ok(e) => e,
-        Err(e) => {
-            eprintln!("error: cannot find the rsmc executable: {e}");
-            return exit::BAD_INPUT;
-        }
+        Err(code) => return code,
     };
     let dir = std::env::temp_dir().join(format!("rsmc-bench-oracle-{}", std::process::id()));
     let code = std::fs::create_dir_all(&dir)
@@ -253,14 +250,7 @@ fn measure_all(exe: &Path, dir: &Path, args: &BenchArgs) -> Result<i32, String> 
             }
         }
     }
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).expect("rows serialise")
-        );
-    } else {
-        print_table(&rows);
-    }
+    crate::output::print(args.json, &rows, || print_table(&rows));
     Ok(if failed { exit::VIOLATION } else { exit::OK })
 }
 

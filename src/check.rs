@@ -203,14 +203,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         peak_memory_bytes: peak_memory(),
         properties: verdicts,
     };
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("report serialises")
-        );
-    } else {
-        print_report(&report);
-    }
+    crate::output::print(args.json, &report, || print_report(&report));
     if failed {
         exit::VIOLATION
     } else {

@@ -375,12 +375,7 @@ fn finish(args: &ConformArgs, results: &[ScenarioRun]) -> i32 {
             eprintln!("report written to {}", dir.display());
         }
     }
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(results).expect("results serialise")
-        );
-    } else {
+    crate::output::print(args.json, results, || {
         for r in results {
             if !r.conforms() || !r.not_forced.is_empty() || r.on_cluster.is_some() {
                 println!("{}", suite::render(r));
@@ -389,14 +384,15 @@ fn finish(args: &ConformArgs, results: &[ScenarioRun]) -> i32 {
         for r in results {
             println!("{}", suite::summary_line(r));
         }
-    }
+    });
     let conforming = results.iter().filter(|r| r.conforms()).count();
     let broken = results
         .iter()
         .filter(|r| r.error.as_ref().is_some_and(|e| e.broken))
         .count();
+    let judging: f64 = results.iter().map(|r| r.judge_seconds).sum();
     eprintln!(
-        "{conforming} of {} scenarios conform{}",
+        "{conforming} of {} scenarios conform (judging took {judging:.1}s){}",
         results.len(),
         if broken > 0 {
             format!("; {broken} could not run (the cluster or the controller broke)")

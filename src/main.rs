@@ -10,6 +10,7 @@ mod controller_cmd;
 mod exit;
 mod explore;
 mod oracle;
+mod output;
 mod replay;
 mod scenario_cmd;
 mod trace_file;

@@ -39,14 +39,9 @@ pub fn run(args: &OracleArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&verdict).expect("verdict serialises")
-        );
-    } else {
-        print!("{}", judge::render(&verdict));
-    }
+    crate::output::print(args.json, &verdict, || {
+        print!("{}", judge::render(&verdict))
+    });
     if verdict.conforms {
         exit::OK
     } else {

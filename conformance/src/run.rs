@@ -68,6 +68,8 @@ pub struct ScenarioRun {
     pub path: PathBuf,
     pub namespace: String,
     pub wall_seconds: f64,
+    /// How long the oracle took to judge the recording (after the run left the cluster).
+    pub judge_seconds: f64,
     /// Steps the runner could not force on this cluster, and the scenario's own note.
     pub not_forced: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -130,6 +132,7 @@ pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
         path: scenario.path.clone(),
         namespace: String::new(),
         wall_seconds: 0.0,
+        judge_seconds: 0.0,
         not_forced: Vec::new(),
         on_cluster: scenario.on_cluster.clone(),
         error: None,
@@ -164,6 +167,7 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
     let Some(raw) = &out.observed else {
         return;
     };
+    let started = Instant::now();
     let text = serde_json::to_string(raw).expect("observed traces serialise");
     let path = PathBuf::from(format!("{}.observed.json", prepared.scenario.name));
     let judged = observed::parse(&path, &text)
@@ -172,6 +176,7 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
             judge::judge(&prepared.subject(), &obs, &default_budget())
                 .map_err(|e| format!("cannot judge: {e}"))
         });
+    out.judge_seconds = started.elapsed().as_secs_f64();
     match judged {
         Ok(v) => out.verdict = Some(v),
         Err(message) => {

@@ -67,7 +67,10 @@ pub fn summary_line(r: &ScenarioRun) -> String {
     } else {
         "DOES NOT CONFORM"
     };
-    let mut line = format!("{verdict:>16}  {:<40} {:>6.1}s", r.scenario, r.wall_seconds);
+    let mut line = format!(
+        "{verdict:>16}  {:<40} {:>6.1}s  judged in {:.2}s",
+        r.scenario, r.wall_seconds, r.judge_seconds
+    );
     if !r.not_forced.is_empty() || r.on_cluster.is_some() {
         line.push_str("  (see notes)");
     }
@@ -77,11 +80,12 @@ pub fn summary_line(r: &ScenarioRun) -> String {
 /// The full text report of one scenario: notes, verdict or error, and the views.
 pub fn render(r: &ScenarioRun) -> String {
     let mut out = format!(
-        "scenario {} ({}) in namespace {}: {:.1}s\n",
+        "scenario {} ({}) in namespace {}: {:.1}s on the cluster, judged in {:.2}s\n",
         r.scenario,
         r.path.display(),
         r.namespace,
-        r.wall_seconds
+        r.wall_seconds,
+        r.judge_seconds
     );
     if let Some(note) = &r.on_cluster {
         out.push_str(&format!("on a cluster: {note}\n"));
