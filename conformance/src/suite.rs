@@ -68,7 +68,7 @@ pub fn summary_line(r: &ScenarioRun) -> String {
         "DOES NOT CONFORM"
     };
     let mut line = format!(
-        "{verdict:>16}  {:<40} {:>6.1}s  judged in {:.2}s",
+        "{verdict:>16}  {:<40} {:>6.1}s  judged in {:.3}s",
         r.scenario, r.wall_seconds, r.judge_seconds
     );
     if !r.not_forced.is_empty() || r.on_cluster.is_some() {
@@ -80,7 +80,7 @@ pub fn summary_line(r: &ScenarioRun) -> String {
 /// The full text report of one scenario: notes, verdict or error, and the views.
 pub fn render(r: &ScenarioRun) -> String {
     let mut out = format!(
-        "scenario {} ({}) in namespace {}: {:.1}s on the cluster, judged in {:.2}s\n",
+        "scenario {} ({}) in namespace {}: {:.1}s on the cluster, judged in {:.3}s\n",
         r.scenario,
         r.path.display(),
         r.namespace,
