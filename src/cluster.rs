@@ -1,5 +1,6 @@
-//! `rsmc cluster up|down|status`: a local Kubernetes v1.20.2 control plane (etcd,
-//! kube-apiserver, kube-controller-manager as processes) for conformance runs, since kind
+//! `rsmc cluster up|down|status`: a local Kubernetes control plane (etcd, kube-apiserver,
+//! kube-controller-manager as processes; v1.20.2 unless `--kubernetes` names another
+//! release) for conformance runs, since kind
 //! cannot run without a container engine. The work is done by
 //! `rsmc_conformance::control_plane`; this module shows progress and maps errors to exit
 //! codes.
@@ -36,6 +37,11 @@ pub struct UpArgs {
     /// implementation of it against this cluster.
     #[arg(long)]
     pub without_replicaset: bool,
+    /// The Kubernetes release: v1.20.2, or v1.34 and later built from the Go module
+    /// k8s.io/kubernetes (a minor, e.g. 1.37, means its newest patch the provisioning script
+    /// knows). Built once by scripts/provision-control-plane and cached.
+    #[arg(long, value_name = "VERSION", default_value = binaries::DEFAULT_VERSION)]
+    pub kubernetes: String,
     #[command(flatten)]
     pub dir: DirArgs,
 }
@@ -87,7 +93,7 @@ fn run_up(args: &UpArgs) -> i32 {
     let plain = |msg: &str| eprintln!("[{:>3}s] {msg}", start.elapsed().as_secs());
     // Found (or provisioned, with the script's own output) before the spinner starts, so the
     // two do not draw over each other; `up` then finds them at once.
-    if let Err(e) = binaries::locate(&plain) {
+    if let Err(e) = binaries::locate(&args.kubernetes, &plain) {
         return fail(&e);
     }
     let live = std::io::stderr().is_terminal();
@@ -108,6 +114,7 @@ fn run_up(args: &UpArgs) -> i32 {
         without_replicaset: args.without_replicaset,
         // The event gate is this program itself (`rsmc event-gate`).
         event_gate: std::env::current_exe().ok(),
+        kubernetes: args.kubernetes.clone(),
     };
     let result = control_plane::up(&opts, &progress);
     if let Some(bar) = &bar {
@@ -118,7 +125,7 @@ fn run_up(args: &UpArgs) -> i32 {
             let kubeconfig = cluster.kubeconfig().display();
             eprintln!(
                 "local Kubernetes {} cluster ready in {:.1}s: kube-apiserver at {}, state in {}{}",
-                binaries::K8S_VERSION,
+                cluster.kubernetes_version(),
                 start.elapsed().as_secs_f64(),
                 cluster.apiserver_url(),
                 cluster.state_dir().display(),

@@ -9,7 +9,7 @@ use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::Api;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use rsmc_conformance::control_plane::{self, ClusterError, LocalCluster, UpOptions};
+use rsmc_conformance::control_plane::{self, binaries, ClusterError, LocalCluster, UpOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -38,6 +38,7 @@ fn up(dir: &Path) -> LocalCluster {
         state_dir: dir.to_path_buf(),
         without_replicaset: false,
         event_gate: None,
+        kubernetes: binaries::DEFAULT_VERSION.into(),
     };
     let cluster = control_plane::up(&opts, &progress).unwrap_or_else(|e| panic!("up: {e}"));
     eprintln!("up took {:.1}s", start.elapsed().as_secs_f64());
@@ -275,6 +276,7 @@ fn up_reaps_what_a_crashed_owner_left_and_refuses_a_live_cluster() {
             state_dir: dir.clone(),
             without_replicaset: false,
             event_gate: None,
+            kubernetes: binaries::DEFAULT_VERSION.into(),
         },
         &|_| {},
     ) {
@@ -311,6 +313,7 @@ fn a_directory_that_is_not_a_clusters_is_refused() {
             state_dir: tmp.path().to_path_buf(),
             without_replicaset: false,
             event_gate: None,
+            kubernetes: binaries::DEFAULT_VERSION.into(),
         },
         &|_| {},
     );

@@ -111,10 +111,11 @@ pub fn plan(
             format!("--controllers={controllers}"),
             "--leader-elect=false".to_string(),
             "--secure-port=0".to_string(),
-            "--port=0".to_string(),
             KCM_VERBOSITY.to_string(),
         ]
         .into_iter()
+        // The insecure port was removed in v1.24 (its flag with it); before, it is closed.
+        .chain((bins.minor() < 24).then(|| "--port=0".to_string()))
         .chain(extra)
         .collect(),
         env: vec![],
@@ -137,8 +138,19 @@ pub fn plan(
     };
     let kcm_replicaset = kcm("replicaset", controller_kubeconfig, vec![]);
 
-    let synced = |names: &[&str]| Readiness::CachesSynced {
-        names: names.iter().map(|n| n.to_string()).collect(),
+    // v1.20 names each informer wait in its log; later releases do not (see `readiness`).
+    let named = bins.minor() < 21;
+    let synced = |names: &[&str], lines: &[&str]| {
+        if named {
+            Readiness::CachesSynced {
+                names: names.iter().map(|n| n.to_string()).collect(),
+            }
+        } else {
+            Readiness::WaitsEnded {
+                waits: names.len(),
+                lines: lines.iter().map(|n| n.to_string()).collect(),
+            }
+        }
     };
     let mut components = vec![
         component(
@@ -161,7 +173,10 @@ pub fn plan(
             layout,
             KCM_SYSTEM,
             kcm_system,
-            synced(&["tokens", "namespace", "garbage collector"]),
+            synced(
+                &["tokens", "namespace", "garbage collector"],
+                &["\"synced garbage collector\""],
+            ),
         ),
     ];
     if let Some(gate) = gate {
@@ -191,7 +206,10 @@ pub fn plan(
             layout,
             KCM_REPLICASET,
             kcm_replicaset,
-            synced(&["ReplicaSet"]),
+            synced(
+                &["ReplicaSet"],
+                &["\"Starting controller\" name=\"replicaset\""],
+            ),
         ));
     }
     components

@@ -40,6 +40,9 @@ pub struct UpOptions {
     /// The program that serves the event gate (`rsmc`, which runs it as `rsmc event-gate`);
     /// `None`: no gate, and the replicaset controller talks to kube-apiserver directly.
     pub event_gate: Option<PathBuf>,
+    /// The Kubernetes release to run (`v1.20.2`, `v1.37.2`, or a minor: `1.37`), provisioned
+    /// by `scripts/provision-control-plane` when not cached yet.
+    pub kubernetes: String,
 }
 
 /// The default state directory: `$RSMC_CLUSTER_DIR`, else
@@ -123,7 +126,7 @@ fn start(
     opts: &UpOptions,
     progress: &dyn Fn(&str),
 ) -> Result<LocalCluster, ClusterError> {
-    let bins = binaries::locate(progress)?;
+    let bins = binaries::locate(&opts.kubernetes, progress)?;
     progress("generating certificates and credentials");
     let certs = certs::generate(&layout.certs())?;
     let token = kubeconfig::random_hex(16)?;
@@ -170,7 +173,7 @@ fn start(
     );
     let mut state = ClusterState {
         format: FORMAT.to_string(),
-        kubernetes_version: binaries::K8S_VERSION.to_string(),
+        kubernetes_version: bins.version.clone(),
         state_dir: layout.dir().to_path_buf(),
         bin_dir: bins.dir.clone(),
         kubeconfig: layout.kubeconfig(),
@@ -342,6 +345,8 @@ impl ComponentStatus {
 #[derive(Debug, Clone)]
 pub struct Status {
     pub state_dir: PathBuf,
+    /// The release running, as kube-apiserver reported it at `up`.
+    pub kubernetes_version: String,
     pub apiserver_url: String,
     pub kubeconfig: PathBuf,
     pub builtin_replicaset: bool,
@@ -360,6 +365,7 @@ impl Status {
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "state directory: {}", self.state_dir.display())?;
+        writeln!(f, "Kubernetes:      {}", self.kubernetes_version)?;
         writeln!(f, "kube-apiserver:  {}", self.apiserver_url)?;
         writeln!(f, "kubeconfig:      {}", self.kubeconfig.display())?;
         writeln!(
@@ -417,6 +423,7 @@ pub fn status(state_dir: &Path) -> Result<Status, ClusterError> {
         .collect();
     Ok(Status {
         state_dir: layout.dir().to_path_buf(),
+        kubernetes_version: state.kubernetes_version,
         apiserver_url: state.apiserver_url,
         kubeconfig: state.kubeconfig,
         builtin_replicaset: state.builtin_replicaset,

@@ -23,6 +23,7 @@ pub struct LocalCluster {
     apiserver_url: String,
     builtin_replicaset: bool,
     event_gate: Option<String>,
+    kubernetes_version: String,
 }
 
 impl LocalCluster {
@@ -33,6 +34,7 @@ impl LocalCluster {
             apiserver_url: state.apiserver_url.clone(),
             builtin_replicaset: state.builtin_replicaset,
             event_gate: state.event_gate.clone(),
+            kubernetes_version: state.kubernetes_version.clone(),
         }
     }
 
@@ -86,6 +88,11 @@ impl LocalCluster {
     }
 
     /// Whether kube-controller-manager's replicaset controller runs (`kcm-replicaset`).
+    /// The release running, as kube-apiserver reports it (`v1.37.2`).
+    pub fn kubernetes_version(&self) -> &str {
+        &self.kubernetes_version
+    }
+
     pub fn builtin_replicaset(&self) -> bool {
         self.builtin_replicaset
     }

@@ -11,7 +11,10 @@
 //!   synced. The lines of v1.20.2 at `-v=2` are `shared_informer.go:247] Caches are synced
 //!   for <name>` with the names `ReplicaSet` (replicaset controller), `tokens`
 //!   (serviceaccount-token), `namespace` and `garbage collector`; kube-controller-manager
-//!   serves no health endpoint here (`--secure-port=0 --port=0`);
+//!   serves no health endpoint here (`--secure-port=0 --port=0`). Later releases log
+//!   structured lines without the names (`"Waiting for caches to sync"`, `"Caches are
+//!   synced"`, v1.37.2), so there every wait begun must have ended, at least as many as the
+//!   controllers that wait, and the garbage collector must say `"synced garbage collector"`;
 //! - the event gate: it answers its own status endpoint.
 
 use super::error::ClusterError;
@@ -32,6 +35,10 @@ pub enum Readiness {
     ApiserverReadyz { kubeconfig: PathBuf },
     /// `Caches are synced for <name>` for each name, in the log since the start.
     CachesSynced { names: Vec<String> },
+    /// Releases whose log names no informer (v1.2x and later): as many `Caches are synced`
+    /// lines as `Waiting for caches to sync` lines, at least `waits` of them, and each of
+    /// `lines` in the log since the start.
+    WaitsEnded { waits: usize, lines: Vec<String> },
     /// The event gate answers `GET /rsmc-gate/status` at this URL.
     GateStatus { url: String },
 }
@@ -45,6 +52,13 @@ impl Readiness {
             Readiness::CachesSynced { names } => {
                 format!("informers synced ({})", names.join(", "))
             }
+            Readiness::WaitsEnded { waits, lines } => {
+                let mut what = format!("every informer wait ended ({waits} at least)");
+                for l in lines {
+                    what.push_str(&format!(", {l:?}"));
+                }
+                what
+            }
             Readiness::GateStatus { url } => format!("the event gate at {url}"),
         }
     }
@@ -54,7 +68,9 @@ impl Readiness {
         match self {
             Readiness::EtcdHealth { .. } => Duration::from_secs(30),
             Readiness::ApiserverReadyz { .. } => Duration::from_secs(90),
-            Readiness::CachesSynced { .. } => Duration::from_secs(60),
+            Readiness::CachesSynced { .. } | Readiness::WaitsEnded { .. } => {
+                Duration::from_secs(60)
+            }
             Readiness::GateStatus { .. } => Duration::from_secs(30),
         }
     }
@@ -69,6 +85,12 @@ impl Readiness {
                 names
                     .iter()
                     .all(|name| text.contains(&format!("Caches are synced for {name} ")))
+            }
+            Readiness::WaitsEnded { waits, lines } => {
+                let text = process::log_since(log, log_offset);
+                let begun = text.matches("\"Waiting for caches to sync\"").count();
+                let ended = text.matches("\"Caches are synced\"").count();
+                ended >= *waits && ended >= begun && lines.iter().all(|l| text.contains(l.as_str()))
             }
             Readiness::GateStatus { url } => {
                 let gate = crate::event_gate::GateClient::new(url);
