@@ -196,3 +196,17 @@ pub(crate) fn home() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::minor_of;
+
+    #[test]
+    fn the_minor_is_read_from_every_way_a_release_is_written() {
+        assert_eq!(minor_of("v1.20.2"), Some(20));
+        assert_eq!(minor_of("1.37"), Some(37));
+        assert_eq!(minor_of("v1.32.4-dispatcher"), Some(32));
+        assert_eq!(minor_of("v0.0.0-master+$Format:%H$"), None);
+        assert_eq!(minor_of("latest"), None);
+    }
+}
