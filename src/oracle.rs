@@ -26,17 +26,17 @@ pub fn run(args: &OracleArgs) -> i32 {
     };
     let verdict = match judge::judge(&loaded.subject(), &observed, &args.budget.budget()) {
         Ok(v) => v,
-        Err(e) if e.exhausted().is_some() => {
-            let remedy = e.exhausted().map_or("", |x| x.remedy());
+        Err(e) => {
+            let Some(exhausted) = e.exhausted() else {
+                eprintln!("error: {}: {e}", args.observed.display());
+                return exit::BAD_INPUT;
+            };
             eprintln!(
-                "error: {}: cannot judge: {e}; {remedy}",
+                "error: {}: cannot judge: {e}; {}",
                 args.observed.display(),
+                exhausted.remedy()
             );
             return exit::TOO_LARGE;
-        }
-        Err(e) => {
-            eprintln!("error: {}: {e}", args.observed.display());
-            return exit::BAD_INPUT;
         }
     };
     crate::output::print(args.json, &verdict, || {
