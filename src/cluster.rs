@@ -42,6 +42,11 @@ pub struct UpArgs {
     /// knows). Built once by scripts/provision-control-plane and cached.
     #[arg(long, value_name = "VERSION", default_value = binaries::DEFAULT_VERSION)]
     pub kubernetes: String,
+    /// Feature gates to turn on or off in every component, as upstream's flag
+    /// (`StaleControllerConsistencyReplicaSet=false,…`); the others keep the release's
+    /// defaults. `rsmc conform --local` judges by the model switched to match.
+    #[arg(long, value_name = "GATE=BOOL,…", default_value = "")]
+    pub feature_gates: rsmc_spec::gates::FeatureGates,
     #[command(flatten)]
     pub dir: DirArgs,
 }
@@ -93,8 +98,14 @@ fn run_up(args: &UpArgs) -> i32 {
     let plain = |msg: &str| eprintln!("[{:>3}s] {msg}", start.elapsed().as_secs());
     // Found (or provisioned, with the script's own output) before the spinner starts, so the
     // two do not draw over each other; `up` then finds them at once.
-    if let Err(e) = binaries::locate(&args.kubernetes, &plain) {
-        return fail(&e);
+    match binaries::locate(&args.kubernetes, &plain) {
+        Err(e) => return fail(&e),
+        Ok(bins) => {
+            if let Err(e) = args.feature_gates.check_release(bins.minor()) {
+                eprintln!("error: --feature-gates: {e}");
+                return exit::BAD_INPUT;
+            }
+        }
     }
     let live = std::io::stderr().is_terminal();
     let bar = if live {
@@ -115,6 +126,7 @@ fn run_up(args: &UpArgs) -> i32 {
         // The event gate is this program itself (`rsmc event-gate`).
         event_gate: std::env::current_exe().ok(),
         kubernetes: args.kubernetes.clone(),
+        feature_gates: args.feature_gates.clone(),
     };
     let result = control_plane::up(&opts, &progress);
     if let Some(bar) = &bar {

@@ -12,7 +12,8 @@ use rsmc_conformance::run::{delete_namespaces, ScenarioRun, Target};
 use rsmc_conformance::settle::SettlePolicy;
 use rsmc_conformance::suite;
 use rsmc_oracle::prepared::Prepared;
-use rsmc_spec::profile::Profile;
+use rsmc_spec::gates::{release_minor, semantics_of_release, FeatureGates};
+use rsmc_spec::profile::{Profile, Semantics};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -47,9 +48,16 @@ pub struct ConformArgs {
     /// (the cluster's kubelets; the runner waits for them).
     #[arg(long, value_enum, default_value = "fake")]
     pub kubelet: KubeletArg,
-    /// Behaviour profile to judge by; `auto` picks from the server's version.
+    /// Behaviour profile to judge by; `auto`: the server's release (`k8s-1.20` for v1.20,
+    /// `upstream` after, with the release's feature-gate defaults), whatever profile a
+    /// scenario was written for.
     #[arg(long, default_value = "auto")]
     pub profile: String,
+    /// Feature gates the cluster runs with where they differ from its release's defaults
+    /// (`GATE=BOOL,…`, as upstream's flag); the model is switched to match. A local
+    /// cluster's own (`rsmc cluster up --feature-gates`) are known without this.
+    #[arg(long, value_name = "GATE=BOOL,…", default_value = "")]
+    pub feature_gates: FeatureGates,
     /// Scenarios run side by side (each in its own namespace).
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
@@ -190,19 +198,15 @@ async fn conform(args: &ConformArgs) -> i32 {
                 ))
             }
         };
-    let profile = match args.profile.as_str() {
-        "auto" => {
-            if version.major == "1" && version.minor.trim_end_matches('+') == "20" {
-                Profile::K8s120
-            } else {
-                Profile::Upstream
-            }
-        }
-        p => match p.parse::<Profile>() {
-            Ok(p) => p,
-            Err(e) => return bad(format!("--profile: {e}")),
-        },
+    let gates = match &local {
+        Some(l) => l.feature_gates().merged(&args.feature_gates),
+        None => args.feature_gates.clone(),
     };
+    let sem = match judged_by(&args.profile, &version.git_version, &gates) {
+        Ok(s) => s,
+        Err(e) => return bad(e),
+    };
+    let profile = sem.profile;
 
     // The scenarios.
     let files = match scenario_files(&args.scenarios) {
@@ -218,7 +222,8 @@ async fn conform(args: &ConformArgs) -> i32 {
     let mut prepared = Vec::new();
     for f in &files {
         match Prepared::load(f, profile) {
-            Ok(mut p) => {
+            Ok(p) => {
+                let mut p = p.judged_as(sem);
                 p.model = args.switches.apply(p.model);
                 if gate.is_none() && p.compiled.holds() {
                     p = p.without_holds();
@@ -261,6 +266,10 @@ async fn conform(args: &ConformArgs) -> i32 {
         Some(d) => d.join("controller-logs"),
         None => std::env::temp_dir().join(format!("rsmc-conform-{}", std::process::id())),
     };
+    let kubectl = match &local {
+        Some(l) => l.kubectl(),
+        None => PathBuf::from("kubectl"),
+    };
     let controllers = match Controllers::start(implementation.clone(), local, &kubeconfig, &log_dir)
     {
         Ok(c) => c,
@@ -286,6 +295,7 @@ async fn conform(args: &ConformArgs) -> i32 {
     let target = Arc::new(Target {
         client: client.clone(),
         kubeconfig: kubeconfig.clone(),
+        kubectl,
         controllers: AsyncMutex::new(controllers),
         policy: SettlePolicy {
             quiet_window: Duration::from_secs_f64(args.quiet_window),
@@ -302,11 +312,12 @@ async fn conform(args: &ConformArgs) -> i32 {
                 Implementation::External { command } => format!("external: {command}"),
             },
             "kubelet": format!("{:?}", args.kubelet).to_lowercase(),
+            "featureGates": gates,
         }),
     });
     let switches: String = args
         .switches
-        .on(profile.semantics())
+        .on(sem)
         .switches()
         .iter()
         .map(|s| format!(", {s}"))
@@ -320,6 +331,19 @@ async fn conform(args: &ConformArgs) -> i32 {
         target.cluster["controller"].as_str().unwrap_or(""),
         args.kubelet
     );
+    let elsewhere: Vec<String> = prepared
+        .iter()
+        .filter_map(|p| {
+            p.written_for_another_profile()
+                .map(|w| format!("{} ({w})", p.scenario.name))
+        })
+        .collect();
+    if !elsewhere.is_empty() {
+        eprintln!(
+            "judged as this release's controller although written for another profile: {}",
+            elsewhere.join(", ")
+        );
+    }
     let total = prepared.len();
     let finished = std::sync::atomic::AtomicUsize::new(0);
     let ran_count = std::sync::atomic::AtomicUsize::new(0);
@@ -364,6 +388,30 @@ async fn conform(args: &ConformArgs) -> i32 {
         return 130;
     };
     finish(args, &results)
+}
+
+/// The behaviour a cluster of release `server` (its `gitVersion`) running with `gates` is
+/// judged by: `profile` when it names one (with the gates switched), else the release's own.
+fn judged_by(profile: &str, server: &str, gates: &FeatureGates) -> Result<Semantics, String> {
+    let minor = release_minor(server);
+    if let Some(m) = minor {
+        gates
+            .check_release(m)
+            .map_err(|e| format!("--feature-gates: {e}"))?;
+    }
+    match (profile, minor) {
+        ("auto", Some(m)) => Ok(semantics_of_release(m, gates)),
+        ("auto", None) => Err(format!(
+            "cannot tell the release from the server's version {server:?}: give --profile"
+        )),
+        (p, _) => {
+            let p: Profile = p.parse().map_err(|e| format!("--profile: {e}"))?;
+            Ok(gates
+                .0
+                .iter()
+                .fold(p.semantics(), |s, (g, on)| g.set(s, *on)))
+        }
+    }
 }
 
 /// Report the results and choose the exit code.

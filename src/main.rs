@@ -163,9 +163,10 @@ pub struct OracleArgs {
     /// What the cluster did (an `rsmc-observed/v1` JSON file).
     #[arg(long)]
     pub observed: PathBuf,
-    /// Behaviour profile, unless the scenario names one.
-    #[arg(long, default_value = "k8s-1.20")]
-    pub profile: Profile,
+    /// Behaviour profile [default: the recorded release's (`cluster.server`, with
+    /// `cluster.featureGates`), else the scenario's, else k8s-1.20].
+    #[arg(long)]
+    pub profile: Option<Profile>,
     /// Judge by the model with these switches (the implementation under test has the bug,
     /// or the fix).
     #[command(flatten)]

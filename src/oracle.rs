@@ -5,20 +5,35 @@ use crate::OracleArgs;
 use rsmc_oracle::judge;
 use rsmc_oracle::observed;
 use rsmc_oracle::prepared::Prepared;
+use rsmc_spec::profile::Profile;
 
 pub fn run(args: &OracleArgs) -> i32 {
-    let loaded = match Prepared::load(&args.scenario, args.profile) {
-        Ok(mut l) => {
-            l.model = args.switches.apply(l.model);
-            l
-        }
+    let observed = match observed::load(&args.observed) {
+        Ok(o) => o,
         Err(e) => {
             eprintln!("error: {e}");
             return exit::BAD_INPUT;
         }
     };
-    let observed = match observed::load(&args.observed) {
-        Ok(o) => o,
+    // The recorded release decides, unless the command line names a profile.
+    let recorded = match observed.release_semantics() {
+        Ok(r) => r.filter(|_| args.profile.is_none()),
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.observed.display());
+            return exit::BAD_INPUT;
+        }
+    };
+    let default = args.profile.unwrap_or(Profile::K8s120);
+    let loaded = match Prepared::load(&args.scenario, default) {
+        Ok(l) => {
+            let mut l = match (args.profile, recorded) {
+                (Some(p), _) => l.judged_as(p.semantics()),
+                (None, Some(sem)) => l.judged_as(sem),
+                (None, None) => l,
+            };
+            l.model = args.switches.apply(l.model);
+            l
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return exit::BAD_INPUT;

@@ -228,6 +228,106 @@ fn oracle_exit_codes_follow_the_verdict() {
     assert_eq!(v["settle_points"][2]["trace"]["result"], "diverges");
 }
 
+/// `ranking.observed.json` as if recorded on another cluster: `cluster` replaced.
+fn ranking_recorded_on(cluster: serde_json::Value) -> Scratch {
+    let text =
+        std::fs::read_to_string(repo("oracle/tests/observed/ranking.observed.json")).unwrap();
+    let mut observed: serde_json::Value = serde_json::from_str(&text).unwrap();
+    observed["cluster"] = cluster;
+    let file = temp_dir("ranking.observed.json");
+    std::fs::write(&file, observed.to_string()).unwrap();
+    file
+}
+
+#[test]
+fn oracle_judges_a_recording_as_its_release_did() {
+    let scenario = repo("oracle/tests/scenarios/ranking.yaml");
+    let judged = |cluster: serde_json::Value, extra: &[&str]| {
+        let file = ranking_recorded_on(cluster);
+        let path = file.to_str().unwrap().to_string();
+        let mut args = vec![
+            "oracle",
+            "--scenario",
+            &scenario,
+            "--observed",
+            &path,
+            "--json",
+        ];
+        args.extend(extra);
+        let (code, out, err) = rsmc(&args);
+        assert_ne!(code, 2, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("JSON verdict");
+        (v["profile"].clone(), v["switches"].clone())
+    };
+    // v1.35 has no consistency gate: upstream's behaviour with that gate off.
+    let (profile, switches) = judged(serde_json::json!({"server": "v1.35.4"}), &[]);
+    assert_eq!(profile, "upstream");
+    assert_eq!(
+        switches,
+        serde_json::json!(["gate StaleControllerConsistencyReplicaSet=false"])
+    );
+    // The gates a cluster ran with are followed; the command line's profile wins.
+    let cluster = serde_json::json!({"server": "v1.37.2", "featureGates": "PodDeletionCost=false"});
+    let (profile, switches) = judged(cluster.clone(), &[]);
+    assert_eq!(profile, "upstream");
+    assert_eq!(switches, serde_json::json!(["gate PodDeletionCost=false"]));
+    let (profile, _) = judged(cluster, &["--profile", "k8s-1.20"]);
+    assert_eq!(profile, "k8s-1.20");
+    let (profile, _) = judged(serde_json::json!({"server": "v1.20.2"}), &[]);
+    assert_eq!(profile, "k8s-1.20");
+    // A gate the release does not have is bad input.
+    let file = ranking_recorded_on(serde_json::json!({
+        "server": "v1.35.4",
+        "featureGates": "StaleControllerConsistencyReplicaSet=true"
+    }));
+    let (code, _, err) = rsmc(&[
+        "oracle",
+        "--scenario",
+        &scenario,
+        "--observed",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("cluster.featureGates: feature gate StaleControllerConsistencyReplicaSet does not exist in Kubernetes v1.35"),
+        "{err}"
+    );
+}
+
+/// The kind workflow users copy (`.github/workflows/conform-kind.yaml`) cannot run here (no
+/// container engine); what can be checked is that it asks rsmc only for what rsmc has.
+#[test]
+fn the_kind_workflow_uses_only_flags_rsmc_conform_has() {
+    let workflow = std::fs::read_to_string(repo(".github/workflows/conform-kind.yaml")).unwrap();
+    let (_, help, _) = rsmc(&["conform", "--help"]);
+    let flags: Vec<&str> = workflow
+        .lines()
+        .filter(|l| l.contains("rsmc conform") || l.contains("set --") || l.contains("SWITCHES:"))
+        .flat_map(|l| l.split_whitespace())
+        .filter(|w| w.starts_with("--") && w.len() > 2)
+        .collect();
+    assert!(flags.contains(&"--controller-cmd"), "{flags:?}");
+    for flag in flags {
+        assert!(
+            help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
+            "rsmc conform has no {flag}"
+        );
+    }
+    let configs: Vec<&str> = workflow
+        .lines()
+        .filter(|l| l.trim_start().starts_with("config:"))
+        .flat_map(|l| l.split('\''))
+        .filter(|w| w.starts_with(".github/kind/"))
+        .collect();
+    assert!(
+        !configs.is_empty(),
+        "the workflow names its kind configuration"
+    );
+    for path in configs {
+        assert!(Path::new(&repo(path)).is_file(), "{path} is missing");
+    }
+}
+
 #[test]
 fn a_replay_past_its_memory_budget_stops_with_exit_3_and_names_the_limit() {
     let scenario = repo("oracle/tests/scenarios/scale-down-12.yaml");

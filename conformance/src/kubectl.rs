@@ -17,9 +17,15 @@ use std::path::Path;
 use std::sync::LazyLock;
 use tokio::process::Command;
 
-/// Run kubectl against a namespace; stdout and stderr together, as a terminal shows them.
-pub async fn kubectl(kubeconfig: &Path, namespace: &str, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("kubectl")
+/// Run `program` (kubectl) against a namespace; stdout and stderr together, as a terminal
+/// shows them.
+pub async fn kubectl(
+    program: &Path,
+    kubeconfig: &Path,
+    namespace: &str,
+    args: &[&str],
+) -> Result<String, String> {
+    let out = Command::new(program)
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .arg("--namespace")
@@ -27,7 +33,7 @@ pub async fn kubectl(kubeconfig: &Path, namespace: &str, args: &[&str]) -> Resul
         .args(args)
         .output()
         .await
-        .map_err(|e| format!("cannot run kubectl: {e}"))?;
+        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
     let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&out.stderr));
     if !out.status.success() {

@@ -29,6 +29,9 @@ use tokio::sync::Mutex as AsyncMutex;
 pub struct Target {
     pub client: Client,
     pub kubeconfig: PathBuf,
+    /// The kubectl whose output the views show: the local cluster's own release's, else
+    /// the one on PATH.
+    pub kubectl: PathBuf,
     pub controllers: AsyncMutex<Controllers>,
     pub policy: SettlePolicy,
     /// How long the runner waits before each of its own writes. The model lets the
@@ -361,7 +364,8 @@ fn snapshot(settled: &Settled) -> RawSnapshot {
 
 /// The kubectl views of a settled namespace and the model's rendering of the same objects.
 async fn views(target: &Target, ns: &str, settled: &Settled, last: bool) -> Views {
-    let get = |args: &'static [&'static str]| kubectl(&target.kubeconfig, ns, args);
+    let get =
+        |args: &'static [&'static str]| kubectl(&target.kubectl, &target.kubeconfig, ns, args);
     let (rs, pods) = tokio::join!(get(&["get", "rs"]), get(&["get", "pods", "--show-labels"]));
     let show = |r: Result<String, String>, sort: bool| match r {
         Ok(text) => normalise_table(&text, ns, sort),

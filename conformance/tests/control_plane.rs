@@ -39,6 +39,7 @@ fn up(dir: &Path) -> LocalCluster {
         without_replicaset: false,
         event_gate: None,
         kubernetes: binaries::DEFAULT_VERSION.into(),
+        feature_gates: Default::default(),
     };
     let cluster = control_plane::up(&opts, &progress).unwrap_or_else(|e| panic!("up: {e}"));
     eprintln!("up took {:.1}s", start.elapsed().as_secs_f64());
@@ -277,6 +278,7 @@ fn up_reaps_what_a_crashed_owner_left_and_refuses_a_live_cluster() {
             without_replicaset: false,
             event_gate: None,
             kubernetes: binaries::DEFAULT_VERSION.into(),
+            feature_gates: Default::default(),
         },
         &|_| {},
     ) {
@@ -314,6 +316,7 @@ fn a_directory_that_is_not_a_clusters_is_refused() {
             without_replicaset: false,
             event_gate: None,
             kubernetes: binaries::DEFAULT_VERSION.into(),
+            feature_gates: Default::default(),
         },
         &|_| {},
     );

@@ -106,7 +106,7 @@ pub struct SettlePoint {
 pub struct Verdict {
     pub scenario: String,
     pub profile: String,
-    /// The catalogue switches of the model judged by (`bug NAME`, `fix NAME`).
+    /// How the model judged by differs from its profile (`gate NAME=BOOL`, `bug NAME`, `fix NAME`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub switches: Vec<String>,
     pub conforms: bool,

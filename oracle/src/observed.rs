@@ -6,7 +6,9 @@
 //! {
 //!   "schema": "rsmc-observed/v1",
 //!   "scenario": "frontend",                 // the scenario's name
-//!   "cluster": { … },                       // free-form: server version, controller under test
+//!   "cluster": { … },                       // free-form: controller under test, …; read:
+//!                                           //   "server" (gitVersion, e.g. "v1.37.2") and
+//!                                           //   "featureGates" ("GATE=BOOL,…" set at start)
 //!   "segments": [                           // one per settle point of the scenario, in order
 //!     {
 //!       "events": [                         // watch events of ReplicaSets and pods since the
@@ -41,11 +43,13 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use rsmc_spec::api::View;
+use rsmc_spec::gates::{release_minor, semantics_of_release, FeatureGates};
 use rsmc_spec::object::{
     Finalizer, LabelSelector, Meta, Operator, OwnerKind, OwnerReference, Pod, PodPhase,
     ReplicaFailure, ReplicaSet, ReplicaSetSpec, ReplicaSetStatus, Requirement, Uid,
     POD_DELETION_COST,
 };
+use rsmc_spec::profile::Semantics;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -146,6 +150,32 @@ pub struct Observed {
     pub scenario: String,
     pub cluster: serde_json::Value,
     pub segments: Vec<Segment>,
+}
+
+impl Observed {
+    /// The behaviour of the controller of the release that was recorded
+    /// (`cluster.server`, with `cluster.featureGates` switched), or `None` when the recording
+    /// does not name a release.
+    pub fn release_semantics(&self) -> Result<Option<Semantics>, String> {
+        let Some(minor) = self.cluster["server"].as_str().and_then(release_minor) else {
+            return Ok(None);
+        };
+        let gates: FeatureGates = match &self.cluster["featureGates"] {
+            serde_json::Value::Null => FeatureGates::default(),
+            serde_json::Value::String(s) => s
+                .parse()
+                .map_err(|e| format!("cluster.featureGates: {e}"))?,
+            other => {
+                return Err(format!(
+                    "cluster.featureGates: expected a string GATE=BOOL,…, not {other}"
+                ))
+            }
+        };
+        gates
+            .check_release(minor)
+            .map_err(|e| format!("cluster.featureGates: {e}"))?;
+        Ok(Some(semantics_of_release(minor, &gates)))
+    }
 }
 
 /// Read and abstract an observed trace file.

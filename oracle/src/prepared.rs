@@ -5,7 +5,7 @@ use crate::error::InputError;
 use crate::judge::Subject;
 use crate::scenario::{self, Compiled, Scenario};
 use rsmc_spec::model::RsModel;
-use rsmc_spec::profile::Profile;
+use rsmc_spec::profile::{Profile, Semantics};
 use std::path::Path;
 
 /// A loaded scenario and its model.
@@ -54,6 +54,24 @@ impl Prepared {
             model,
             steps: self.steps.clone(),
         }
+    }
+
+    /// The same scenario judged by `sem`, whatever profile it was written for: where a
+    /// run's release is known (a conformance run, a recording that names its server), its
+    /// controller's behaviour is what the run must agree with
+    /// ([`rsmc_spec::gates::semantics_of_release`]). Catalogue switches (`bug`, `fix`) are
+    /// applied after this.
+    pub fn judged_as(mut self, sem: Semantics) -> Prepared {
+        self.compiled.profile = sem.profile;
+        self.model.profile = sem.profile;
+        self.model.sem = sem;
+        self
+    }
+
+    /// The profile the scenario names for itself, when it differs from the one it is
+    /// judged by.
+    pub fn written_for_another_profile(&self) -> Option<Profile> {
+        self.scenario.profile.filter(|p| *p != self.model.profile)
     }
 
     /// What the oracle judges and replays.

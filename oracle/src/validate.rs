@@ -161,6 +161,9 @@ pub fn summary(o: &Object) -> String {
                 "replicaset/{} replicas={} status.replicas={} ready={}",
                 rs.meta.name, rs.spec.replicas, rs.status.replicas, rs.status.ready_replicas
             );
+            if let Some(t) = rs.status.terminating_replicas {
+                s.push_str(&format!(" terminating={t}"));
+            }
             if rs.meta.is_deleting() {
                 let f: Vec<&str> = rs.meta.finalizers.iter().map(|f| f.as_str()).collect();
                 s.push_str(&format!(" deleting finalizers=[{}]", f.join(",")));

@@ -21,6 +21,7 @@ pub mod budget;
 pub mod bugs;
 pub mod config;
 pub mod controller;
+pub mod gates;
 pub mod gc;
 pub mod liveness;
 pub mod model;

@@ -121,14 +121,18 @@ impl Semantics {
         }
     }
 
-    /// The catalogue switches on, as `bug NAME` and `fix NAME`, for reports.
+    /// The switches that differ from the profile, as `gate NAME=false`, `bug NAME` and `fix
+    /// NAME`, for reports.
     pub fn switches(&self) -> Vec<String> {
+        let gates = crate::gates::differences(self)
+            .into_iter()
+            .map(|g| format!("gate {g}"));
         let bug = self.bug.map(|b| format!("bug {b}"));
         let fixes = Fix::ALL
             .into_iter()
             .filter(|f| self.fixed(*f))
             .map(|f| format!("fix {f}"));
-        bug.into_iter().chain(fixes).collect()
+        gates.chain(bug).chain(fixes).collect()
     }
 
     /// These semantics with the proposed fix `fix` switched on or off.

@@ -69,18 +69,13 @@ impl Binaries {
 
     /// The minor version (37 for v1.37.2): the components' flags differ by release.
     pub fn minor(&self) -> u32 {
-        minor_of(&self.version).unwrap_or(0)
+        rsmc_spec::gates::release_minor(&self.version).unwrap_or(0)
     }
 
     /// kubectl of the same release, where provisioning built one (v1.34 and later); else
     /// the one on PATH.
     pub fn kubectl(&self) -> PathBuf {
-        let own = self.dir.join("kubectl");
-        if own.is_file() {
-            own
-        } else {
-            PathBuf::from("kubectl")
-        }
+        kubectl_in(&self.dir)
     }
 
     pub fn etcd(&self) -> PathBuf {
@@ -92,17 +87,6 @@ impl Binaries {
     pub fn kube_controller_manager(&self) -> PathBuf {
         self.dir.join("kube-controller-manager")
     }
-}
-
-/// The minor of a version written `v1.37.2`, `1.37` or `v1.32.4-dispatcher`.
-pub fn minor_of(version: &str) -> Option<u32> {
-    let rest = version
-        .strip_prefix('v')
-        .unwrap_or(version)
-        .strip_prefix("1.")?;
-    rest.split(|c: char| !c.is_ascii_digit())
-        .next()
-        .and_then(|m| m.parse().ok())
 }
 
 /// The cache directory the provisioning script fills for `version` (written in full,
@@ -197,16 +181,12 @@ pub(crate) fn home() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::minor_of;
-
-    #[test]
-    fn the_minor_is_read_from_every_way_a_release_is_written() {
-        assert_eq!(minor_of("v1.20.2"), Some(20));
-        assert_eq!(minor_of("1.37"), Some(37));
-        assert_eq!(minor_of("v1.32.4-dispatcher"), Some(32));
-        assert_eq!(minor_of("v0.0.0-master+$Format:%H$"), None);
-        assert_eq!(minor_of("latest"), None);
+/// `dir/kubectl` where provisioning built one (v1.34 and later), else the one on PATH.
+pub fn kubectl_in(dir: &Path) -> PathBuf {
+    let own = dir.join("kubectl");
+    if own.is_file() {
+        own
+    } else {
+        PathBuf::from("kubectl")
     }
 }

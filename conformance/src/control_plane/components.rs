@@ -28,6 +28,7 @@ use super::certs::Certs;
 use super::process::{self, CommandLine};
 use super::readiness::Readiness;
 use super::state::{Component, Layout, Ports};
+use rsmc_spec::gates::FeatureGates;
 use std::time::Duration;
 
 pub const ETCD: &str = "etcd";
@@ -62,7 +63,11 @@ pub fn plan(
     ports: Ports,
     with_replicaset: bool,
     gate: Option<&GatePlan>,
+    feature_gates: &FeatureGates,
 ) -> Vec<Component> {
+    // The same gates in every component, as a cluster's operator sets them.
+    let gates_flag =
+        (!feature_gates.is_empty()).then(|| format!("--feature-gates={}", feature_gates.flag()));
     let p = |path: std::path::PathBuf| path.display().to_string();
     let etcd_client = format!("http://127.0.0.1:{}", ports.etcd_client);
     let etcd_peer = format!("http://127.0.0.1:{}", ports.etcd_peer);
@@ -101,7 +106,10 @@ pub fn plan(
             format!("--service-cluster-ip-range={SERVICE_RANGE}"),
             "--disable-admission-plugins=ServiceAccount".to_string(),
             "--endpoint-reconciler-type=none".to_string(),
-        ],
+        ]
+        .into_iter()
+        .chain(gates_flag.clone())
+        .collect(),
         env: vec![],
     };
     let kcm = |controllers: &str, kubeconfig: std::path::PathBuf, extra: Vec<String>| CommandLine {
@@ -116,6 +124,7 @@ pub fn plan(
         .into_iter()
         // The insecure port was removed in v1.24 (its flag with it); before, it is closed.
         .chain((bins.minor() < 24).then(|| "--port=0".to_string()))
+        .chain(gates_flag.clone())
         .chain(extra)
         .collect(),
         env: vec![],

@@ -40,7 +40,7 @@ pub enum ClusterError {
     UnknownComponent(String),
 
     /// The etcd / kube-apiserver / kube-controller-manager binaries are not available.
-    #[error("Kubernetes v1.20.2 server binaries are not available: {0}")]
+    #[error("Kubernetes server binaries are not available: {0}")]
     Binaries(String),
 
     /// A component exited, or was not ready in time, while it was being started.

@@ -27,6 +27,7 @@ use super::ports;
 use super::process::{self, Started};
 use super::readiness;
 use super::state::{ClusterState, Component, Layout, Ports, FORMAT};
+use rsmc_spec::gates::FeatureGates;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -43,6 +44,9 @@ pub struct UpOptions {
     /// The Kubernetes release to run (`v1.20.2`, `v1.37.2`, or a minor: `1.37`), provisioned
     /// by `scripts/provision-control-plane` when not cached yet.
     pub kubernetes: String,
+    /// Feature gates turned on or off in every component (`--feature-gates`); the others
+    /// keep the release's defaults.
+    pub feature_gates: FeatureGates,
 }
 
 /// The default state directory: `$RSMC_CLUSTER_DIR`, else
@@ -170,10 +174,12 @@ fn start(
         ports,
         !opts.without_replicaset,
         gate.as_ref(),
+        &opts.feature_gates,
     );
     let mut state = ClusterState {
         format: FORMAT.to_string(),
         kubernetes_version: bins.version.clone(),
+        feature_gates: opts.feature_gates.clone(),
         state_dir: layout.dir().to_path_buf(),
         bin_dir: bins.dir.clone(),
         kubeconfig: layout.kubeconfig(),
@@ -347,6 +353,8 @@ pub struct Status {
     pub state_dir: PathBuf,
     /// The release running, as kube-apiserver reported it at `up`.
     pub kubernetes_version: String,
+    /// The gates set at `up`; the others are at the release's defaults.
+    pub feature_gates: FeatureGates,
     pub apiserver_url: String,
     pub kubeconfig: PathBuf,
     pub builtin_replicaset: bool,
@@ -366,6 +374,9 @@ impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "state directory: {}", self.state_dir.display())?;
         writeln!(f, "Kubernetes:      {}", self.kubernetes_version)?;
+        if !self.feature_gates.is_empty() {
+            writeln!(f, "feature gates:   {}", self.feature_gates.flag())?;
+        }
         writeln!(f, "kube-apiserver:  {}", self.apiserver_url)?;
         writeln!(f, "kubeconfig:      {}", self.kubeconfig.display())?;
         writeln!(
@@ -424,6 +435,7 @@ pub fn status(state_dir: &Path) -> Result<Status, ClusterError> {
     Ok(Status {
         state_dir: layout.dir().to_path_buf(),
         kubernetes_version: state.kubernetes_version,
+        feature_gates: state.feature_gates,
         apiserver_url: state.apiserver_url,
         kubeconfig: state.kubeconfig,
         builtin_replicaset: state.builtin_replicaset,

@@ -13,6 +13,7 @@ use super::error::ClusterError;
 use super::lifecycle;
 use super::process;
 use super::state::{ClusterState, Layout};
+use rsmc_spec::gates::FeatureGates;
 use std::path::{Path, PathBuf};
 
 /// A running local cluster.
@@ -24,6 +25,8 @@ pub struct LocalCluster {
     builtin_replicaset: bool,
     event_gate: Option<String>,
     kubernetes_version: String,
+    feature_gates: FeatureGates,
+    bin_dir: PathBuf,
 }
 
 impl LocalCluster {
@@ -35,6 +38,8 @@ impl LocalCluster {
             builtin_replicaset: state.builtin_replicaset,
             event_gate: state.event_gate.clone(),
             kubernetes_version: state.kubernetes_version.clone(),
+            feature_gates: state.feature_gates.clone(),
+            bin_dir: state.bin_dir.clone(),
         }
     }
 
@@ -87,12 +92,24 @@ impl LocalCluster {
         &self.apiserver_url
     }
 
-    /// Whether kube-controller-manager's replicaset controller runs (`kcm-replicaset`).
     /// The release running, as kube-apiserver reports it (`v1.37.2`).
     pub fn kubernetes_version(&self) -> &str {
         &self.kubernetes_version
     }
 
+    /// The feature gates the components were started with (the others are at the
+    /// release's defaults).
+    pub fn feature_gates(&self) -> &FeatureGates {
+        &self.feature_gates
+    }
+
+    /// kubectl of the cluster's release where provisioning built one (v1.34 and later), else
+    /// the one on PATH.
+    pub fn kubectl(&self) -> PathBuf {
+        super::binaries::kubectl_in(&self.bin_dir)
+    }
+
+    /// Whether kube-controller-manager's replicaset controller runs (`kcm-replicaset`).
     pub fn builtin_replicaset(&self) -> bool {
         self.builtin_replicaset
     }

@@ -18,6 +18,7 @@
 use super::error::ClusterError;
 use super::process::CommandLine;
 use super::readiness::Readiness;
+use rsmc_spec::gates::FeatureGates;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -220,6 +221,10 @@ pub struct Component {
 pub struct ClusterState {
     pub format: String,
     pub kubernetes_version: String,
+    /// The gates given to every component's `--feature-gates` (`A=true,B=false`); the
+    /// others are at the release's defaults.
+    #[serde(default, skip_serializing_if = "FeatureGates::is_empty")]
+    pub feature_gates: FeatureGates,
     pub state_dir: PathBuf,
     pub bin_dir: PathBuf,
     pub kubeconfig: PathBuf,

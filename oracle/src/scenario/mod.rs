@@ -28,7 +28,10 @@
 //!   such a run checks instead. `rsmc conform` prints it with the verdict. Steps a cluster
 //!   cannot take at all (`relist`, `expireExpectations`, and on a cluster the runner does not
 //!   manage, `restartController` and the leader steps) are reported by the runner anyway.
-//! - `profile`: `k8s-1.20` or `upstream`.
+//! - `profile`: `k8s-1.20` or `upstream`: the behaviour the scenario was written for, which
+//!   `rsmc replay` follows. Where the release that ran it is known — `rsmc conform` asks the
+//!   server, a recording names it in `cluster.server` — that release's controller (with its
+//!   feature gates) is what the run is judged by, and the run says when that differs.
 //! - `nodes`: every node a step or a manifest binds a pod to must be listed. Nodes are names
 //!   only: there is no scheduler, pods are bound by `apply … nodeName` and `schedule` steps.
 //! - `bounds.maxLag` (1 to 8, default 1): how many events of one resource type an informer may
@@ -106,7 +109,8 @@ pub struct Scenario {
     /// interleaving inside the controller, a timeout), and what such a run checks instead.
     /// Conformance reports carry it beside the verdict, so nothing is left out silently.
     pub on_cluster: Option<String>,
-    /// The profile the scenario is written for; `None`: the command line's.
+    /// The profile the scenario is written for; `None`: the command line's. A known release
+    /// overrides it ([`crate::prepared::Prepared::judged_as`]).
     pub profile: Option<Profile>,
     /// The nodes pods may be bound to.
     pub nodes: Vec<String>,

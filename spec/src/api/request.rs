@@ -150,8 +150,15 @@ impl std::fmt::Display for Request {
                 status,
             } => write!(
                 f,
-                "PUT replicasets/{name}/status replicas={} ready={} available={} observedGeneration={} (resourceVersion {resource_version})",
-                status.replicas, status.ready_replicas, status.available_replicas, status.observed_generation
+                "PUT replicasets/{name}/status replicas={}{} ready={} available={} observedGeneration={} (resourceVersion {resource_version})",
+                status.replicas,
+                status
+                    .terminating_replicas
+                    .map(|t| format!(" terminating={t}"))
+                    .unwrap_or_default(),
+                status.ready_replicas,
+                status.available_replicas,
+                status.observed_generation
             ),
             Request::DeleteReplicaSet { name, options } => write!(
                 f,
