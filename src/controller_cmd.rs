@@ -82,18 +82,27 @@ async fn controller(args: &ControllerArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return bad(e),
     };
-    let profile = match args.profile.as_str() {
+    // `auto`: what the cluster's own release does with its default gates.
+    let base = match args.profile.as_str() {
         "auto" => match client.apiserver_version().await {
-            Ok(v) if v.major == "1" && v.minor.trim_end_matches('+') == "20" => Profile::K8s120,
-            Ok(_) => Profile::Upstream,
+            Ok(v) => match rsmc_spec::gates::release_minor(&v.git_version) {
+                Some(minor) => rsmc_spec::gates::semantics_of_release(minor, &Default::default()),
+                None => {
+                    return bad(format!(
+                        "cannot tell the release from the server's version {:?}: give --profile",
+                        v.git_version
+                    ))
+                }
+            },
             Err(e) => return bad(format!("the cluster is unreachable: {e}")),
         },
         p => match p.parse::<Profile>() {
-            Ok(p) => p,
+            Ok(p) => p.semantics(),
             Err(e) => return bad(format!("--profile: {e}")),
         },
     };
-    let sem = faults::semantics(profile, args.fault);
+    let profile = base.profile;
+    let sem = faults::semantics(base, args.fault);
     tracing::info!(
         profile = profile.name(),
         switches = %sem.switches().join(", "),

@@ -9,7 +9,7 @@
 //! then expected to catch it and name the property it breaks.
 
 use rsmc_spec::bugs::{Entry, Fix, CATALOGUE};
-use rsmc_spec::profile::{Profile, Semantics};
+use rsmc_spec::profile::Semantics;
 use std::fmt;
 use std::str::FromStr;
 
@@ -53,12 +53,12 @@ impl FromStr for Fault {
     }
 }
 
-/// The semantics the controller decides by: `profile` with every proposed fix, and `fault`
+/// The semantics the controller decides by: `base` (a profile's or a release's) with every proposed fix, and `fault`
 /// injected.
-pub fn semantics(profile: Profile, fault: Option<Fault>) -> Semantics {
+pub fn semantics(base: Semantics, fault: Option<Fault>) -> Semantics {
     let mut sem = Fix::ALL
         .into_iter()
-        .fold(profile.semantics(), |sem, fix| sem.with_fix(fix, true));
+        .fold(base, |sem, fix| sem.with_fix(fix, true));
     if let Some(Fault(entry)) = fault {
         if let Some(bug) = entry.switch {
             sem.bug = Some(bug);
@@ -74,18 +74,22 @@ pub fn semantics(profile: Profile, fault: Option<Fault>) -> Semantics {
 mod tests {
     use super::*;
     use rsmc_spec::bugs::Bug;
+    use rsmc_spec::profile::Profile;
 
     #[test]
     fn the_reference_controller_has_every_fix_and_a_fault_undoes_one() {
-        let sem = semantics(Profile::K8s120, None);
+        let sem = semantics(Profile::K8s120.semantics(), None);
         assert!(Fix::ALL.into_iter().all(|f| sem.fixed(f)));
         assert_eq!(sem.bug, None);
         let faulty = semantics(
-            Profile::K8s120,
+            Profile::K8s120.semantics(),
             Some("delete-without-precondition".parse().unwrap()),
         );
         assert!(!faulty.fixed(Fix::DeletePrecondition));
-        let faulty = semantics(Profile::K8s120, Some("no-expectations".parse().unwrap()));
+        let faulty = semantics(
+            Profile::K8s120.semantics(),
+            Some("no-expectations".parse().unwrap()),
+        );
         assert_eq!(faulty.bug, Some(Bug::NoExpectations));
     }
 
