@@ -213,15 +213,27 @@ impl ApiServer {
                 new.available = *ready;
                 Ok(self.write(Some(old), Some(new)))
             }
-            Request::DeletePod { name, options } => self.delete_pod(name, options),
+            Request::DeletePod { name, options } => self.delete_pod(name, options, false),
             Request::FinishPodDeletion { name } => {
                 let old = Pod::clone(self.pod(name)?);
                 if !old.meta.is_deleting() {
                     return Err(ApiError::not_found(PODS, name));
                 }
-                Ok(self.end_grace(old))
+                Ok(self.end_grace(old, false))
             }
         }
+    }
+
+    /// A pod delete whose grace-0 case makes only its first write (the pod stored marked
+    /// deleting with grace period 0): the second, the removal, is left for a step of its own,
+    /// `Request::FinishPodDeletion` on the marked pod (see `end_grace`). Otherwise as
+    /// `Request::DeletePod`.
+    pub fn delete_pod_marking(
+        &mut self,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Response, ApiError> {
+        self.delete_pod(name, options, true)
     }
 
     fn replicaset(&self, name: &str) -> Result<&Arc<ReplicaSet>, ApiError> {
@@ -354,7 +366,12 @@ impl ApiServer {
 
     /// store.go `Delete` for a pod: graceful (deletionTimestamp only) when the pod is bound
     /// and not terminal, immediate otherwise (pod strategy `CheckGracefulDelete`).
-    fn delete_pod(&mut self, name: &str, options: &DeleteOptions) -> Result<Response, ApiError> {
+    fn delete_pod(
+        &mut self,
+        name: &str,
+        options: &DeleteOptions,
+        split: bool,
+    ) -> Result<Response, ApiError> {
         let old = Pod::clone(self.pod(name)?);
         if let Some(uid) = options.uid_precondition {
             if uid != old.meta.uid {
@@ -372,7 +389,7 @@ impl ApiServer {
             }
         }
         if !old.deletes_gracefully() {
-            return Ok(self.end_grace(old));
+            return Ok(self.end_grace(old, split));
         }
         if old.meta.is_deleting() {
             // A second graceful delete changes nothing the model observes.
@@ -394,8 +411,11 @@ impl ApiServer {
     /// replays within two million states), so trace validation lets the DELETED half arrive
     /// later instead (`rsmc_oracle::validate`, deferred removals). Nobody can act on the pod
     /// in between except as on a pod already gone: it is inactive, and the model's only
-    /// reader of "deleting but present" is upstream's `status.terminatingReplicas`.
-    fn end_grace(&mut self, old: Pod) -> Response {
+    /// reader of "deleting but present" is upstream's `status.terminatingReplicas`, and it
+    /// does see it: when the garbage collector's workers delete two pods at once, a v1.37
+    /// cluster shows MODIFIED a, MODIFIED b, DELETED a, … and the controller writing
+    /// `terminatingReplicas=2`. `split` (`delete_pod_marking`) makes the first write only.
+    fn end_grace(&mut self, old: Pod, split: bool) -> Response {
         let name = old.meta.name.clone();
         if !old.grace_over {
             let mut marked = old.clone();
@@ -404,6 +424,9 @@ impl ApiServer {
             }
             marked.grace_over = true;
             self.write(Some(old), Some(marked));
+            if split {
+                return Response::DeletionStarted { rv: self.rv };
+            }
         }
         let gone = Pod::clone(&self.pods[&name]);
         self.write(Some(gone), None)

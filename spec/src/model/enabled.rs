@@ -127,7 +127,8 @@ impl RsModel {
         for pod in s.api.pods.values() {
             let name = pod.meta.name.clone();
             if pod.meta.is_deleting() {
-                if env.finish_pod_deletion {
+                // A pod whose grace-0 delete is half done is removed by the API server.
+                if env.finish_pod_deletion && !pod.grace_over {
                     out.push(Action::FinishPodDeletion { name });
                 }
                 continue;
@@ -265,6 +266,11 @@ impl RsModel {
                     out.push(Action::Gc { work });
                 }
             }
+            out.extend(
+                gc::pending_removals(&s.api)
+                    .into_iter()
+                    .map(|work| Action::Gc { work }),
+            );
         }
     }
 

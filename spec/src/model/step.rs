@@ -450,7 +450,12 @@ impl RsModel {
             prop::before_gc_request(n, &req);
             // A refused request (NotFound, a failed precondition) writes nothing; the work
             // item stays as long as the GC's view gives rise to it, and is retried.
-            let _ = n.api.apply(&req);
+            let _ = match &req {
+                Request::DeletePod { name, options } if self.splits_gc_deletes() => {
+                    n.api.delete_pod_marking(name, options)
+                }
+                _ => n.api.apply(&req),
+            };
         }
     }
 }
