@@ -12,7 +12,7 @@ use rsmc_conformance::run::{delete_namespaces, ScenarioRun, Target};
 use rsmc_conformance::settle::SettlePolicy;
 use rsmc_conformance::suite;
 use rsmc_oracle::prepared::Prepared;
-use rsmc_spec::gates::{release_minor, semantics_of_release, FeatureGates};
+use rsmc_spec::gates::{semantics_of_server, unknown_release, FeatureGates};
 use rsmc_spec::profile::{Profile, Semantics};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -393,23 +393,15 @@ async fn conform(args: &ConformArgs) -> i32 {
 /// The behaviour a cluster of release `server` (its `gitVersion`) running with `gates` is
 /// judged by: `profile` when it names one (with the gates switched), else the release's own.
 fn judged_by(profile: &str, server: &str, gates: &FeatureGates) -> Result<Semantics, String> {
-    let minor = release_minor(server);
-    if let Some(m) = minor {
-        gates
-            .check_release(m)
-            .map_err(|e| format!("--feature-gates: {e}"))?;
-    }
-    match (profile, minor) {
-        ("auto", Some(m)) => Ok(semantics_of_release(m, gates)),
-        ("auto", None) => Err(format!(
-            "cannot tell the release from the server's version {server:?}: give --profile"
-        )),
+    let release = semantics_of_server(server, gates)
+        .transpose()
+        .map_err(|e| format!("--feature-gates: {e}"))?;
+    match (profile, release) {
+        ("auto", Some(sem)) => Ok(sem),
+        ("auto", None) => Err(unknown_release(server)),
         (p, _) => {
             let p: Profile = p.parse().map_err(|e| format!("--profile: {e}"))?;
-            Ok(gates
-                .0
-                .iter()
-                .fold(p.semantics(), |s, (g, on)| g.set(s, *on)))
+            Ok(gates.applied(p.semantics()))
         }
     }
 }

@@ -85,15 +85,13 @@ async fn controller(args: &ControllerArgs) -> i32 {
     // `auto`: what the cluster's own release does with its default gates.
     let base = match args.profile.as_str() {
         "auto" => match client.apiserver_version().await {
-            Ok(v) => match rsmc_spec::gates::release_minor(&v.git_version) {
-                Some(minor) => rsmc_spec::gates::semantics_of_release(minor, &Default::default()),
-                None => {
-                    return bad(format!(
-                        "cannot tell the release from the server's version {:?}: give --profile",
-                        v.git_version
-                    ))
+            Ok(v) => {
+                match rsmc_spec::gates::semantics_of_server(&v.git_version, &Default::default()) {
+                    Some(Ok(sem)) => sem,
+                    Some(Err(e)) => return bad(e),
+                    None => return bad(rsmc_spec::gates::unknown_release(&v.git_version)),
                 }
-            },
+            }
             Err(e) => return bad(format!("the cluster is unreachable: {e}")),
         },
         p => match p.parse::<Profile>() {

@@ -15,9 +15,8 @@ pub fn run(args: &OracleArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    // The recorded release decides, unless the command line names a profile.
     let recorded = match observed.release_semantics() {
-        Ok(r) => r.filter(|_| args.profile.is_none()),
+        Ok(r) => r,
         Err(e) => {
             eprintln!("error: {}: {e}", args.observed.display());
             return exit::BAD_INPUT;
@@ -26,10 +25,10 @@ pub fn run(args: &OracleArgs) -> i32 {
     let default = args.profile.unwrap_or(Profile::K8s120);
     let loaded = match Prepared::load(&args.scenario, default) {
         Ok(l) => {
-            let mut l = match (args.profile, recorded) {
-                (Some(p), _) => l.judged_as(p.semantics()),
-                (None, Some(sem)) => l.judged_as(sem),
-                (None, None) => l,
+            // The command line's profile, else the recorded release, else the scenario's.
+            let mut l = match args.profile.map(|p| p.semantics()).or(recorded) {
+                Some(sem) => l.judged_as(sem),
+                None => l,
             };
             l.model = args.switches.apply(l.model);
             l

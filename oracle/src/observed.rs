@@ -43,7 +43,7 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use rsmc_spec::api::View;
-use rsmc_spec::gates::{release_minor, semantics_of_release, FeatureGates};
+use rsmc_spec::gates::{semantics_of_server, FeatureGates};
 use rsmc_spec::object::{
     Finalizer, LabelSelector, Meta, Operator, OwnerKind, OwnerReference, Pod, PodPhase,
     ReplicaFailure, ReplicaSet, ReplicaSetSpec, ReplicaSetStatus, Requirement, Uid,
@@ -157,7 +157,7 @@ impl Observed {
     /// (`cluster.server`, with `cluster.featureGates` switched), or `None` when the recording
     /// does not name a release.
     pub fn release_semantics(&self) -> Result<Option<Semantics>, String> {
-        let Some(minor) = self.cluster["server"].as_str().and_then(release_minor) else {
+        let Some(server) = self.cluster["server"].as_str() else {
             return Ok(None);
         };
         let gates: FeatureGates = match &self.cluster["featureGates"] {
@@ -171,10 +171,9 @@ impl Observed {
                 ))
             }
         };
-        gates
-            .check_release(minor)
-            .map_err(|e| format!("cluster.featureGates: {e}"))?;
-        Ok(Some(semantics_of_release(minor, &gates)))
+        semantics_of_server(server, &gates)
+            .transpose()
+            .map_err(|e| format!("cluster.featureGates: {e}"))
     }
 }
 

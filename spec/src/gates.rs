@@ -133,6 +133,11 @@ impl FeatureGates {
             .join(",")
     }
 
+    /// `sem` with each of these gates switched.
+    pub fn applied(&self, sem: Semantics) -> Semantics {
+        self.0.iter().fold(sem, |s, (g, on)| g.set(s, *on))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -216,6 +221,26 @@ pub fn semantics_of_release(minor: u32, gates: &FeatureGates) -> Semantics {
         let on = gates.0.get(&g).copied().unwrap_or(g.default_in(minor));
         g.set(sem, on)
     })
+}
+
+/// What the controller of the server whose `gitVersion` is `server` does with `gates` set:
+/// `None` when the version names no release (a development build), an error when a gate is
+/// not in that release.
+pub fn semantics_of_server(
+    server: &str,
+    gates: &FeatureGates,
+) -> Option<Result<Semantics, String>> {
+    let minor = release_minor(server)?;
+    Some(
+        gates
+            .check_release(minor)
+            .map(|()| semantics_of_release(minor, gates)),
+    )
+}
+
+/// Why a server's behaviour cannot be followed: its version names no release.
+pub fn unknown_release(server: &str) -> String {
+    format!("cannot tell the release from the server's version {server:?}: give --profile")
 }
 
 /// The gates where `sem` differs from its profile's own semantics, as `NAME=on|off`, for
