@@ -14,7 +14,7 @@ use stateright::Model;
 /// are pinned like the safety checker's in `state_counts.rs`.
 #[test]
 fn small_preset_converges_in_both_profiles() {
-    for (profile, states) in [(Profile::K8s120, 81_315), (Profile::Upstream, 40_429)] {
+    for (profile, states) in [(Profile::K8s120, 81_315), (Profile::Upstream, 40_144)] {
         let model = RsModel::new(Config::preset("small").unwrap(), profile);
         let outcome = liveness::check(
             &model,

@@ -112,6 +112,10 @@ fn recreate_under_the_same_name_breaks_observed_generation() {
 /// (`ControllerState::canonicalize`; this alone moves the upstream liveness search,
 /// 46,911 → 40,429): 51,518 → 41,224, 30,856 → 19,841, crash 7,290 → 6,832 (depths as
 /// they were).
+/// Then the consistency store stopped recording the controller's pod deletes and releases,
+/// as upstream's `OnWrite` callback does (`model::step`, `record_own_write`; a v1.37.2
+/// controller synced from a cache that had not seen its own deletes): upstream 19,841 →
+/// 19,569 (liveness 40,429 → 40,144; k8s-1.20 has no store and is as it was).
 const PINNED_SMALL_120: (usize, usize) = (41224, 58);
-const PINNED_SMALL_UP: (usize, usize) = (19841, 55);
+const PINNED_SMALL_UP: (usize, usize) = (19569, 55);
 const PINNED_CRASH: (usize, usize) = (6832, 42);

@@ -5,10 +5,12 @@ use super::properties as prop;
 use super::script::{Script, ScriptStep};
 use super::state::{ControllerState, Positions, State};
 use super::RsModel;
-use crate::api::{ApiError, DeleteOptions, Kind, Propagation, Reason, Request, Response};
+use crate::api::{
+    ApiError, DeleteOptions, Kind, OwnerRefPatch, Propagation, Reason, Request, Response,
+};
 use crate::controller::{begin, Begin, Handlers, Pending, SyncTask, SyncView};
 use crate::gc;
-use crate::object::{Pod, PodPhase, ReplicaSet};
+use crate::object::{Pod, PodPhase, ReplicaSet, Rv};
 
 impl RsModel {
     /// The successor of `s` under `action`; `None` when the action changes nothing.
@@ -399,14 +401,7 @@ impl RsModel {
                 };
                 if let Ok(rv) = &result {
                     if self.sem.consistency_gate {
-                        let w = n.controllers[ci]
-                            .written
-                            .entry(task.key.clone())
-                            .or_default();
-                        match req {
-                            Request::UpdateReplicaSetStatus { .. } => w.rs = w.rs.max(*rv),
-                            _ => w.pods = w.pods.max(*rv),
-                        }
+                        record_own_write(&mut n.controllers[ci], &task.key, &req, *rv);
                     }
                 }
                 task.record(&view, result.as_ref().map(|_| ()), &mut exp);
@@ -469,4 +464,29 @@ fn kubelet_status(n: &mut State, name: &str, phase: PodPhase, ready: bool) -> Op
         })
         .ok()
         .map(|_| ())
+}
+
+/// [upstream] What the consistency store records of a controller's successful write `req`
+/// (revision `rv`) for the ReplicaSet `key` it synced. `syncReplicaSet` records its status
+/// update (`WroteAt` with the updated object's resourceVersion); pod writes are recorded by
+/// `RealPodControl`'s `OnWrite` callback (pkg/controller/controller_utils.go), which
+/// `createPods` and `PatchPod` call and `DeletePod` does not, under the pod's controller
+/// reference after the write (`NewReplicaSetController`'s `podWriteCallback` skips a pod
+/// with none): so creations, adoptions and a take are recorded, a release and a delete are
+/// not — a sync may start from a cache that has not seen its own deletes.
+fn record_own_write(c: &mut ControllerState, key: &str, req: &Request, rv: Rv) {
+    let resource = match req {
+        Request::UpdateReplicaSetStatus { .. } => Kind::ReplicaSet,
+        Request::CreatePod(_)
+        | Request::PatchPodOwnerReferences {
+            patch: OwnerRefPatch::Add(_) | OwnerRefPatch::Take { .. },
+            ..
+        } => Kind::Pod,
+        _ => return,
+    };
+    let w = c.written.entry(key.to_string()).or_default();
+    match resource {
+        Kind::ReplicaSet => w.rs = w.rs.max(rv),
+        Kind::Pod => w.pods = w.pods.max(rv),
+    }
 }
