@@ -243,9 +243,12 @@ impl Run<'_> {
             (Request::UpdateReplicaSetStatus { status, .. }, Ok(_)) => self.status = status.clone(),
             _ => {}
         }
-        if let (Ok(done), true) = (&result, self.ctx.sem.consistency_gate) {
+        // What upstream's consistency store records (creations, adoptions, status; not
+        // deletes or releases).
+        let recorded = rsmc_spec::controller::consistency::recorded(request);
+        if let (Ok(done), true, Some(kind)) = (&result, self.ctx.sem.consistency_gate, recorded) {
             if let Some(rv) = done.resource_version {
-                let own_status = matches!(request, Request::UpdateReplicaSetStatus { .. });
+                let own_status = kind == rsmc_spec::api::Kind::ReplicaSet;
                 self.ctx
                     .memory()
                     .namespace(self.namespace)

@@ -2,6 +2,7 @@
 //! sync with the pieces it is made of (claim, ranking, slow start, status).
 
 pub mod claim;
+pub mod consistency;
 pub mod expectations;
 pub mod handlers;
 pub mod queue;

@@ -5,9 +5,7 @@ use super::properties as prop;
 use super::script::{Script, ScriptStep};
 use super::state::{ControllerState, Positions, State};
 use super::RsModel;
-use crate::api::{
-    ApiError, DeleteOptions, Kind, OwnerRefPatch, Propagation, Reason, Request, Response,
-};
+use crate::api::{ApiError, DeleteOptions, Kind, Propagation, Reason, Request, Response};
 use crate::controller::{begin, Begin, Handlers, Pending, SyncTask, SyncView};
 use crate::gc;
 use crate::object::{Pod, PodPhase, ReplicaSet, Rv};
@@ -466,23 +464,12 @@ fn kubelet_status(n: &mut State, name: &str, phase: PodPhase, ready: bool) -> Op
         .map(|_| ())
 }
 
-/// [upstream] What the consistency store records of a controller's successful write `req`
-/// (revision `rv`) for the ReplicaSet `key` it synced. `syncReplicaSet` records its status
-/// update (`WroteAt` with the updated object's resourceVersion); pod writes are recorded by
-/// `RealPodControl`'s `OnWrite` callback (pkg/controller/controller_utils.go), which
-/// `createPods` and `PatchPod` call and `DeletePod` does not, under the pod's controller
-/// reference after the write (`NewReplicaSetController`'s `podWriteCallback` skips a pod
-/// with none): so creations, adoptions and a take are recorded, a release and a delete are
-/// not — a sync may start from a cache that has not seen its own deletes.
+/// [upstream] Record a successful write `req` (revision `rv`) of the sync of `key` in the
+/// controller's consistency store, where the store records that kind of write
+/// ([`crate::controller::consistency::recorded`]).
 fn record_own_write(c: &mut ControllerState, key: &str, req: &Request, rv: Rv) {
-    let resource = match req {
-        Request::UpdateReplicaSetStatus { .. } => Kind::ReplicaSet,
-        Request::CreatePod(_)
-        | Request::PatchPodOwnerReferences {
-            patch: OwnerRefPatch::Add(_) | OwnerRefPatch::Take { .. },
-            ..
-        } => Kind::Pod,
-        _ => return,
+    let Some(resource) = crate::controller::consistency::recorded(req) else {
+        return;
     };
     let w = c.written.entry(key.to_string()).or_default();
     match resource {
