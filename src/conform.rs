@@ -220,9 +220,21 @@ async fn conform(args: &ConformArgs) -> i32 {
         .and_then(|l| l.event_gate())
         .map(GateClient::new);
     let mut prepared = Vec::new();
+    let mut not_run = Vec::new();
     for f in &files {
         match Prepared::load(f, profile) {
             Ok(p) => {
+                // A scenario about a gate switched otherwise than on this cluster: its
+                // behaviour is not what this cluster has, so it cannot be run here.
+                let unlike = p.gates_unlike(&sem);
+                if !unlike.is_empty() {
+                    not_run.push((
+                        p.scenario.name.clone(),
+                        p.scenario.feature_gates.clone(),
+                        unlike,
+                    ));
+                    continue;
+                }
                 let mut p = p.judged_as(sem);
                 p.model = args.switches.apply(p.model);
                 if gate.is_none() && p.compiled.holds() {
@@ -231,6 +243,15 @@ async fn conform(args: &ConformArgs) -> i32 {
                 prepared.push(Arc::new(p))
             }
             Err(e) => return bad(e.to_string()),
+        }
+    }
+    if !not_run.is_empty() {
+        eprintln!(
+            "{}",
+            not_run_here(&not_run, &version.git_version, local.is_some())
+        );
+        if prepared.is_empty() {
+            return bad("no scenario given can run on this cluster".into());
         }
     }
     if let Some(gate) = &gate {
@@ -388,6 +409,38 @@ async fn conform(args: &ConformArgs) -> i32 {
         return 130;
     };
     finish(args, &results)
+}
+
+/// Which scenarios were not run because they are about gates this cluster has switched the
+/// other way, and how to run them.
+fn not_run_here(
+    not_run: &[(String, FeatureGates, Vec<String>)],
+    server: &str,
+    local: bool,
+) -> String {
+    let mut out = format!(
+        "not run: {} scenario(s) about feature gates this cluster ({server}) has switched the other way:",
+        not_run.len()
+    );
+    for (name, wants, unlike) in not_run {
+        let minor = rsmc_spec::gates::release_minor(server);
+        let how = match (local, minor.map(|m| (m, wants.check_release(m)))) {
+            (_, Some((_, Err(e)))) => format!("a newer release: {e}"),
+            (true, Some((minor, Ok(())))) => format!(
+                "`rsmc cluster up --kubernetes 1.{minor} --feature-gates {}`",
+                wants.flag()
+            ),
+            _ => format!(
+                "a cluster started with --feature-gates {} (tell rsmc conform with --feature-gates)",
+                wants.flag()
+            ),
+        };
+        out.push_str(&format!(
+            "\n  {name}: needs {}; run it on {how}",
+            unlike.join(", ")
+        ));
+    }
+    out
 }
 
 /// The behaviour a cluster of release `server` (its `gitVersion`) running with `gates` is

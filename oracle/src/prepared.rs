@@ -22,12 +22,13 @@ impl Prepared {
     pub fn load(path: &Path, profile: Profile) -> Result<Prepared, InputError> {
         let scenario = scenario::load(path)?;
         let compiled = scenario::compile(&scenario, profile)?;
-        let model = RsModel::scripted(
+        let mut model = RsModel::scripted(
             compiled.config.clone(),
             compiled.profile,
             compiled.script.clone(),
         )
         .map_err(|e| InputError::in_file(path, e))?;
+        model.sem = scenario.feature_gates.applied(model.sem);
         let steps = scenario.steps.iter().map(|s| s.command()).collect();
         Ok(Prepared {
             scenario,
@@ -66,6 +67,18 @@ impl Prepared {
         self.model.profile = sem.profile;
         self.model.sem = sem;
         self
+    }
+
+    /// The gates the scenario is about that `sem` has switched the other way, as
+    /// `NAME=on|off` the scenario wants: a cluster judged by `sem` cannot run it.
+    pub fn gates_unlike(&self, sem: &Semantics) -> Vec<String> {
+        self.scenario
+            .feature_gates
+            .0
+            .iter()
+            .filter(|(g, on)| g.is_on(sem) != **on)
+            .map(|(g, on)| format!("{g}={on}"))
+            .collect()
     }
 
     /// The profile the scenario names for itself, when it differs from the one it is

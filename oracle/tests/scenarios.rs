@@ -503,6 +503,18 @@ fn more_mistakes_are_named() {
             ":2:1: profile: unknown profile \"k8s-1.99\": valid profiles are k8s-1.20, upstream",
         ),
         ("name: s\nstep: [settle]\n", ":1:1: missing field `steps`"),
+        (
+            "name: s\nprofile: upstream\nfeatureGates: {PodDeletionCosts: false}\nsteps: [settle]\n",
+            ":3:16: featureGates.PodDeletionCosts: unknown feature gate \"PodDeletionCosts\": the model has a switch for StaleControllerConsistencyReplicaSet, DeploymentReplicaSetTerminatingReplicas, PodDeletionCost",
+        ),
+        (
+            "name: s\nprofile: upstream\nfeatureGates: {PodDeletionCost: off}\nsteps: [settle]\n",
+            "featureGates.PodDeletionCost: invalid type: string \"off\", expected a boolean",
+        ),
+        (
+            "name: s\nfeatureGates: {PodDeletionCost: false}\nsteps: [settle]\n",
+            ":2:1: featureGates: feature gates switch behaviours of current releases: the scenario needs `profile: upstream`",
+        ),
     ] {
         let dir = scratch("more", &[]);
         let err = scenario::load_str(&dir.path().join("s.yaml"), text).unwrap_err();
@@ -538,4 +550,31 @@ fn workers_follow_the_replicasets_applied() {
         assert_eq!(c.script.steps.last(), Some(&ScriptStep::Settle));
         assert_eq!(*c.origin.last().unwrap(), take - 1);
     }
+}
+
+/// A scenario's `featureGates` switch the model it is explored with, and are written back.
+#[test]
+fn feature_gates_switch_the_scenarios_model() {
+    let path = seeds_dir().join("gates/pod-deletion-cost-disabled.yaml");
+    let gated = rsmc_oracle::prepared::Prepared::load(&path, Profile::K8s120).unwrap();
+    assert_eq!(gated.model.profile, Profile::Upstream);
+    assert!(!gated.model.sem.deletion_cost_rank, "the gate is off");
+    assert!(
+        gated.model.sem.consistency_gate,
+        "the other gates keep the profile's"
+    );
+    let plain = rsmc_oracle::prepared::Prepared::load(
+        &seeds_dir().join("upstream/test-pod-deletion-cost.yaml"),
+        Profile::Upstream,
+    )
+    .unwrap();
+    assert!(plain.model.sem.deletion_cost_rank);
+    let text = gated.scenario.to_yaml();
+    assert!(
+        text.contains("featureGates: {PodDeletionCost: false}\n"),
+        "{text}"
+    );
+    let back = scenario::load_str(&path, &text).unwrap();
+    assert_eq!(back.feature_gates, gated.scenario.feature_gates);
+    assert_eq!(back.profile, gated.scenario.profile);
 }

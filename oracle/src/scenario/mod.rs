@@ -13,6 +13,7 @@
 //! description: >-
 //!   The seed's frontend.yaml: three pods are created and owned by frontend.
 //! profile: k8s-1.20          # optional; default: the command line's --profile
+//! featureGates: {}           # optional, with profile upstream: {GateName: false, …}
 //! nodes: [node-1]            # optional: the (fake) nodes pods may be bound to
 //! bounds: {maxLag: 1, createFailures: 0}   # optional; these are the defaults
 //! steps:
@@ -32,6 +33,13 @@
 //!   `rsmc replay` follows. Where the release that ran it is known — `rsmc conform` asks the
 //!   server, a recording names it in `cluster.server` — that release's controller (with its
 //!   feature gates) is what the run is judged by, and the run says when that differs.
+//! - `featureGates` (with `profile: upstream`): gates the scenario is about, turned on or
+//!   off (`StaleControllerConsistencyReplicaSet`, `DeploymentReplicaSetTerminatingReplicas`,
+//!   `PodDeletionCost`; see `rsmc_spec::gates`). The model runs with them switched. A
+//!   cluster's gates are set when it starts, so they are a requirement there: `rsmc
+//!   conform` runs the scenario only on a cluster whose release and gates give the same
+//!   behaviour (`rsmc cluster up --feature-gates …`; `--feature-gates` for other clusters)
+//!   and lists it as not run, with the command that would run it, everywhere else.
 //! - `nodes`: every node a step or a manifest binds a pod to must be listed. Nodes are names
 //!   only: there is no scheduler, pods are bound by `apply … nodeName` and `schedule` steps.
 //! - `bounds.maxLag` (1 to 8, default 1): how many events of one resource type an informer may
@@ -96,6 +104,7 @@ pub use write::from_actions;
 
 use crate::yaml::{cannot_read, FieldPath, Seg};
 use rsmc_spec::api::names::is_dns1123_subdomain;
+use rsmc_spec::gates::FeatureGates;
 use rsmc_spec::model::{PodAction, PodSet, Watcher};
 use rsmc_spec::profile::Profile;
 use std::path::{Path, PathBuf};
@@ -112,6 +121,8 @@ pub struct Scenario {
     /// The profile the scenario is written for; `None`: the command line's. A known release
     /// overrides it ([`crate::prepared::Prepared::judged_as`]).
     pub profile: Option<Profile>,
+    /// The gates the scenario turns on or off (only with the `upstream` profile).
+    pub feature_gates: FeatureGates,
     /// The nodes pods may be bound to.
     pub nodes: Vec<String>,
     pub bounds: Bounds,
@@ -198,6 +209,12 @@ impl Scenario {
             if self.nodes[..i].contains(node) {
                 return Some((root.key("nodes").index(i), format!("duplicate node {node}")));
             }
+        }
+        if !self.feature_gates.is_empty() && self.profile != Some(Profile::Upstream) {
+            return Some((
+                root.key("featureGates"),
+                "feature gates switch behaviours of current releases: the scenario needs `profile: upstream`".into(),
+            ));
         }
         if let Err((field, message)) = self.config().validate() {
             let field = match field.as_str() {

@@ -6,11 +6,13 @@ use super::{Bounds, Scenario};
 use crate::manifest::{self, Manifest, Object};
 use crate::yaml::{self, describe, Document, Error, FieldPath, Fields, Seg};
 use rsmc_spec::api::{Kind, Propagation};
+use rsmc_spec::gates::{FeatureGates, Gate};
 use rsmc_spec::model::{PodAction, PodSelection, PodSet, Watcher};
 use rsmc_spec::object::{LabelSelector, Labels, Pod};
 use rsmc_spec::profile::Profile;
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -144,6 +146,20 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Scenario, Error> {
                 .map_err(|e| top.error_at("profile", e))?,
         ),
     };
+    let feature_gates = match top.optional::<BTreeMap<String, bool>>("featureGates")? {
+        None => FeatureGates::default(),
+        Some(named) => FeatureGates(
+            named
+                .into_iter()
+                .map(|(name, on)| {
+                    let gate = name
+                        .parse::<Gate>()
+                        .map_err(|e| doc.error(&root.key("featureGates").key(&name), e))?;
+                    Ok((gate, on))
+                })
+                .collect::<Result<_, Error>>()?,
+        ),
+    };
     let nodes: Vec<String> = top.optional("nodes")?.unwrap_or_default();
     let bounds = if top.has("bounds") {
         bounds(doc, &root.key("bounds"))?
@@ -173,6 +189,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Scenario, Error> {
         description,
         on_cluster,
         profile,
+        feature_gates,
         nodes,
         bounds,
         path: path.to_path_buf(),

@@ -17,6 +17,7 @@ const KEY_ORDER: &[&str] = &[
     "description",
     "onCluster",
     "profile",
+    "featureGates",
     "nodes",
     "bounds",
     "steps",
@@ -41,6 +42,7 @@ impl Scenario {
             description: description.to_string(),
             on_cluster: None,
             profile: None,
+            feature_gates: Default::default(),
             nodes: Vec::new(),
             bounds: Bounds::default(),
             path: PathBuf::from(format!("{name}.yaml")),
@@ -64,6 +66,15 @@ impl Scenario {
         }
         if let Some(profile) = self.profile {
             top.insert("profile".into(), json!(profile.name()));
+        }
+        if !self.feature_gates.is_empty() {
+            let gates: Map<String, Value> = self
+                .feature_gates
+                .0
+                .iter()
+                .map(|(g, on)| (g.name().to_string(), json!(on)))
+                .collect();
+            top.insert("featureGates".into(), Value::Object(gates));
         }
         if !self.nodes.is_empty() {
             top.insert("nodes".into(), json!(self.nodes));
