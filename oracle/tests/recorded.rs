@@ -238,3 +238,26 @@ fn a_status_counting_two_pods_mid_deletion_conforms_on_v1_37() {
     let v = judged_on_v1_37(&doctored);
     assert!(!v.conforms, "{}", render(&v));
 }
+
+/// Another v1.37.2 run of the same scenario, four scenarios side by side: after status
+/// `replicas: 1, terminatingReplicas: 1` the controller wrote `replicas: 0,
+/// terminatingReplicas: 2` from a pod cache that had seen both pods marked but neither
+/// removed while the API server had removed both: three events behind, past the scenario's
+/// `maxLag: 2`. The bound keeps exhaustive searches small and is not a rule of the cluster,
+/// so the judge tries larger bounds before it calls a write divergent, and says how far
+/// behind the cluster was; a doctored count is refused at every bound.
+#[test]
+fn a_write_from_a_cache_further_behind_than_the_bound_conforms_and_says_so() {
+    let text = recorded_on("adoption-by-a-deleting-owner-three-behind", "v1.37.2");
+    let v = judged_on_v1_37(&text);
+    assert!(v.conforms, "{}", render(&v));
+    let note = v.note.as_deref().unwrap_or_default();
+    assert!(
+        note.contains("up to 3 events behind, beyond the scenario's maxLag 2"),
+        "{note}"
+    );
+    let two = "\"terminatingReplicas\": 2";
+    let doctored = text.replace(two, &two.replace(": 2", ": 3"));
+    let v = judged_on_v1_37(&doctored);
+    assert!(!v.conforms, "{}", render(&v));
+}

@@ -189,6 +189,9 @@ pub struct InformerConfig {
 }
 
 impl InformerConfig {
+    /// The largest `maxLag` a configuration may give.
+    pub const MAX_LAG: u32 = 8;
+
     /// The lag bound of the garbage collector's informers.
     pub fn gc_lag(&self) -> u32 {
         self.gc_max_lag.unwrap_or(self.max_lag)
@@ -411,10 +414,14 @@ impl Config {
                 "expected at least 1".into(),
             );
         }
-        if self.informer.max_lag == 0 || self.informer.max_lag > 8 {
+        if self.informer.max_lag == 0 || self.informer.max_lag > InformerConfig::MAX_LAG {
             return fail(
                 "informer.maxLag".into(),
-                format!("expected 1 to 8 events, got {}", self.informer.max_lag),
+                format!(
+                    "expected 1 to {} events, got {}",
+                    InformerConfig::MAX_LAG,
+                    self.informer.max_lag
+                ),
             );
         }
         if let Some(gc) = self.informer.gc_max_lag {
