@@ -52,8 +52,8 @@ enum Command {
     Traces(TracesArgs),
     /// Convert a model trace (a counterexample, a cover run) to a scenario.
     Scenario(ScenarioArgs),
-    /// A local Kubernetes v1.20.2 control plane for conformance runs (`up`, `down`,
-    /// `status`).
+    /// A local Kubernetes control plane for conformance runs, v1.20.2 or a release named
+    /// with `--kubernetes` (`up`, `down`, `status`).
     Cluster(cluster::ClusterArgs),
     /// Run scenarios on a real cluster and judge it with the oracle: exit 0 conforms, 1 does
     /// not, 2 bad input or a cluster that is unreachable or broke.
