@@ -377,7 +377,10 @@ async fn views(target: &Target, ns: &str, settled: &Settled, last: bool) -> View
         show(pods, true)
     );
     let describe = if last && !settled.replicasets.is_empty() {
-        Some(match get(&["describe", "rs"]).await {
+        // Events asked for explicitly: kubectl v1.37 (not v1.35) leaves them out when it
+        // describes more than one object (k8s.io/kubectl pkg/cmd/describe/describe.go,
+        // `Run`), and the views of every release should show the same things.
+        Some(match get(&["describe", "rs", "--show-events=true"]).await {
             Ok(text) => normalise_describe(&text, ns),
             Err(e) => format!("(kubectl failed: {e})\n"),
         })
