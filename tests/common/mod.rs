@@ -105,6 +105,32 @@ pub fn suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/scenarios")
 }
 
+/// The release whose snapshots carry no release in their name; a newer release has a
+/// snapshot of its own only where its kubectl shows a scenario differently.
+pub const BASE_RELEASE: &str = "1.20";
+
+/// What kubectl showed of the built-in controller's run of `scenario` on the base release:
+/// its committed insta snapshot, if there is one.
+pub fn base_views(scenario: &str) -> Option<String> {
+    snapshot(&format!("conform-{scenario}"))
+}
+
+/// What kubectl showed of the built-in controller's run of `scenario` on `release`: the
+/// release's own snapshot where there is one, else the base release's.
+pub fn builtin_views(release: &str, scenario: &str) -> Option<String> {
+    snapshot(&format!("conform-v{release}-{scenario}")).or_else(|| base_views(scenario))
+}
+
+/// The body of the committed snapshot `name` of tests/conformance.rs.
+fn snapshot(name: &str) -> Option<String> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/snapshots/conformance__{name}.snap"));
+    let text = std::fs::read_to_string(file).ok()?;
+    // An insta snapshot: a front matter between `---` lines, then the snapshot.
+    let body = text.splitn(3, "---\n").nth(2)?;
+    Some(body.to_string())
+}
+
 /// The cluster's part of a views file (what kubectl showed), without the model's.
 pub fn cluster_views(run: &Value) -> String {
     let mut out = String::new();
@@ -175,4 +201,24 @@ pub fn nonconforming(runs: &[Value], report: &Path) -> Vec<String> {
                 .unwrap_or_else(|_| r.to_string())
         })
         .collect()
+}
+
+/// How many scenario files `rsmc conform DIR` finds: `*.yaml` under `dir`, outside
+/// `manifests` directories.
+pub fn scenario_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n != "manifests") {
+                    scenario_files(&p)
+                } else {
+                    0
+                }
+            } else {
+                usize::from(p.extension().is_some_and(|e| e == "yaml"))
+            }
+        })
+        .sum()
 }
