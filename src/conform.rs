@@ -12,8 +12,7 @@ use rsmc_conformance::run::{delete_namespaces, ScenarioRun, Target};
 use rsmc_conformance::settle::SettlePolicy;
 use rsmc_conformance::suite;
 use rsmc_oracle::prepared::Prepared;
-use rsmc_spec::gates::{semantics_of_server, unknown_release, FeatureGates};
-use rsmc_spec::profile::{Profile, Semantics};
+use rsmc_spec::gates::{semantics_for, FeatureGates};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -202,7 +201,7 @@ async fn conform(args: &ConformArgs) -> i32 {
         Some(l) => l.feature_gates().merged(&args.feature_gates),
         None => args.feature_gates.clone(),
     };
-    let sem = match judged_by(&args.profile, &version.git_version, &gates) {
+    let sem = match semantics_for(&args.profile, &version.git_version, &gates) {
         Ok(s) => s,
         Err(e) => return bad(e),
     };
@@ -441,22 +440,6 @@ fn not_run_here(
         ));
     }
     out
-}
-
-/// The behaviour a cluster of release `server` (its `gitVersion`) running with `gates` is
-/// judged by: `profile` when it names one (with the gates switched), else the release's own.
-fn judged_by(profile: &str, server: &str, gates: &FeatureGates) -> Result<Semantics, String> {
-    let release = semantics_of_server(server, gates)
-        .transpose()
-        .map_err(|e| format!("--feature-gates: {e}"))?;
-    match (profile, release) {
-        ("auto", Some(sem)) => Ok(sem),
-        ("auto", None) => Err(unknown_release(server)),
-        (p, _) => {
-            let p: Profile = p.parse().map_err(|e| format!("--profile: {e}"))?;
-            Ok(gates.applied(p.semantics()))
-        }
-    }
 }
 
 /// Report the results and choose the exit code.

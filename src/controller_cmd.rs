@@ -6,7 +6,7 @@ use clap::ValueEnum;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::Client;
 use rsmc_controller::faults::{self, Fault};
-use rsmc_spec::profile::Profile;
+use rsmc_spec::gates::FeatureGates;
 use std::path::PathBuf;
 
 /// Arguments of `rsmc controller`.
@@ -23,6 +23,10 @@ pub struct ControllerArgs {
     /// upstream otherwise).
     #[arg(long, default_value = "auto")]
     pub profile: String,
+    /// Feature gates switched from the release's defaults (`GATE=BOOL,…`, as
+    /// kube-controller-manager's flag), e.g. `StaleControllerConsistencyReplicaSet=false`.
+    #[arg(long, value_name = "GATE=BOOL,…", default_value = "")]
+    pub feature_gates: FeatureGates,
     /// Inject a catalogued fault (see `rsmc bugs`): a fixed bug's switch on, or an open
     /// issue's proposed fix off. Without it the controller runs with every proposed fix.
     #[arg(long)]
@@ -82,22 +86,14 @@ async fn controller(args: &ControllerArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return bad(e),
     };
-    // `auto`: what the cluster's own release does with its default gates.
-    let base = match args.profile.as_str() {
-        "auto" => match client.apiserver_version().await {
-            Ok(v) => {
-                match rsmc_spec::gates::semantics_of_server(&v.git_version, &Default::default()) {
-                    Some(Ok(sem)) => sem,
-                    Some(Err(e)) => return bad(e),
-                    None => return bad(rsmc_spec::gates::unknown_release(&v.git_version)),
-                }
-            }
-            Err(e) => return bad(format!("the cluster is unreachable: {e}")),
-        },
-        p => match p.parse::<Profile>() {
-            Ok(p) => p.semantics(),
-            Err(e) => return bad(format!("--profile: {e}")),
-        },
+    // `auto`: what the cluster's own release does with these gates.
+    let server = match client.apiserver_version().await {
+        Ok(v) => v.git_version,
+        Err(e) => return bad(format!("the cluster is unreachable: {e}")),
+    };
+    let base = match rsmc_spec::gates::semantics_for(&args.profile, &server, &args.feature_gates) {
+        Ok(sem) => sem,
+        Err(e) => return bad(e),
     };
     let profile = base.profile;
     let sem = faults::semantics(base, args.fault);

@@ -18,13 +18,23 @@ use std::path::Path;
 /// behaviour (the consistency gate, terminatingReplicas) it follows with `--profile auto`.
 const RELEASE: &str = "1.37";
 
-/// The faults the oracle must catch (the list): catalogue entries.
-const FAULTS: [&str; 5] = [
-    "no-expectations",
-    "no-adoption-recheck",
-    "delete-without-precondition",
-    "ignore-ranking",
-    "never-release",
+/// The faults the oracle must catch (the list): catalogue entries, each with the
+/// feature gates the controller runs with and is judged by (`""`: the release's defaults).
+///
+/// `no-expectations` is tried with the consistency gate off: on v1.37.2 with its defaults the
+/// whole suite conforms with it (measured), because the gate (KEP-5647, on from v1.36) keeps
+/// a sync from starting until the caches have seen the controller's own creations, which is
+/// the race expectations guard against; with the gate off, as on v1.35 and before, it is
+/// caught.
+const FAULTS: [(&str, &str); 5] = [
+    (
+        "no-expectations",
+        "StaleControllerConsistencyReplicaSet=false",
+    ),
+    ("no-adoption-recheck", ""),
+    ("delete-without-precondition", ""),
+    ("ignore-ranking", ""),
+    ("never-release", ""),
 ];
 
 /// Scenarios where the reference controller differs from the built-in one by design:
@@ -35,18 +45,21 @@ const FAULTS: [&str; 5] = [
 /// does not record).
 const DIFFERS_BY_FIX: [&str; 2] = ["pod-replaced-under-a-stale-cache", "bare-pods-after"];
 
-/// `rsmc conform` of the whole suite against `rsmc controller ARGS`, judged with the fix,
-/// `jobs` scenarios side by side.
+/// `rsmc conform` of the whole suite against `rsmc controller ARGS`, both with `gates`
+/// switched, judged with the fix, `jobs` scenarios side by side.
 fn conform_reference(
     cluster: &Cluster,
     controller_args: &str,
+    gates: &str,
     jobs: &str,
     report: &Path,
 ) -> (Vec<Value>, Option<i32>, String) {
-    let command = format!("{RSMC} controller {controller_args}");
+    let command = format!("{RSMC} controller {controller_args} --feature-gates '{gates}'");
     conform(
         cluster,
         &[
+            "--feature-gates",
+            gates,
             "--jobs",
             jobs,
             "--controller",
@@ -89,7 +102,7 @@ fn the_reference_controller_conforms_and_every_fault_is_caught() {
     // The reference controller: every scenario conforms.
     // Two scenarios side by side, so that what kubectl shows is compared on a quiet
     // cluster (the scenarios that force a race run alone).
-    let (runs, code, output) = conform_reference(&cluster, "", "2", &report);
+    let (runs, code, output) = conform_reference(&cluster, "", "", "2", &report);
     let failing = nonconforming(&runs, &report);
     assert!(
         failing.is_empty(),
@@ -129,11 +142,11 @@ fn the_reference_controller_conforms_and_every_fault_is_caught() {
         "|---|---|---|".into(),
     ];
     let mut missed = Vec::new();
-    for fault in FAULTS {
+    for (fault, gates) in FAULTS {
         let property = &properties[fault];
         // Four side by side: a faulty build only has to be caught.
         let (runs, code, output) =
-            conform_reference(&cluster, &format!("--fault {fault}"), "4", &report);
+            conform_reference(&cluster, &format!("--fault {fault}"), gates, "4", &report);
         assert_eq!(
             code,
             Some(1),
@@ -153,7 +166,7 @@ fn the_reference_controller_conforms_and_every_fault_is_caught() {
             missed.push(format!("{fault}: no verdict names {property:?}\n{output}"));
         }
         table.push(format!(
-            "| `{fault}` | {} | {property} |",
+            "| `{fault}` {gates} | {} | {property} |",
             caught.join(", ")
         ));
     }

@@ -243,6 +243,27 @@ pub fn unknown_release(server: &str) -> String {
     format!("cannot tell the release from the server's version {server:?}: give --profile")
 }
 
+/// The behaviour to follow on a cluster of release `server` (its `gitVersion`) running with
+/// `gates`: with `profile` `auto`, the release's own; with a profile's name, that profile's
+/// with the gates switched. What `rsmc conform` judges by and `rsmc controller` runs as.
+pub fn semantics_for(
+    profile: &str,
+    server: &str,
+    gates: &FeatureGates,
+) -> Result<Semantics, String> {
+    let release = semantics_of_server(server, gates)
+        .transpose()
+        .map_err(|e| format!("--feature-gates: {e}"))?;
+    match (profile, release) {
+        ("auto", Some(sem)) => Ok(sem),
+        ("auto", None) => Err(unknown_release(server)),
+        (p, _) => {
+            let p: Profile = p.parse().map_err(|e| format!("--profile: {e}"))?;
+            Ok(gates.applied(p.semantics()))
+        }
+    }
+}
+
 /// The gates where `sem` differs from its profile's own semantics, as `NAME=on|off`, for
 /// reports.
 pub fn differences(sem: &Semantics) -> Vec<String> {
