@@ -28,11 +28,10 @@ fn the_suite_conforms_on_v1_20() {
     conforms_on("1.20", "", &suite_dir());
 }
 
-// v1.35.4 is not run here yet: a controller's own grace-0 pod delete is two writes (marked,
-// then removed; store.go `Delete`) and the model splits only the garbage collector's, so a
-// v1.35.4 controller that wrote `terminatingReplicas: 1` from a cache between the two
-// writes (oracle/tests/recorded/catalogue-keep-expectation-on-failed-delete.v1.35.4…) is
-// refused. The model is wrong there, not the release; see issue 14.
+#[test]
+fn the_suite_conforms_on_v1_35() {
+    conforms_on("1.35", "", &suite_dir());
+}
 
 #[test]
 fn the_suite_conforms_on_v1_37() {

@@ -191,8 +191,29 @@ pub fn summary(o: &Object) -> String {
     }
 }
 
-/// Whether `action`, taken in `s`, may have made a write the recording attributes to `step`.
-fn same_actor(segment: &Segment, s: &State, action: &Action, step: Option<usize>) -> bool {
+/// Whether `action`, taken in `s`, may have made the write the recording shows as the
+/// visible event `at`, by the actor the recording attributes it to.
+///
+/// The removal of a pod marked by a grace-0 delete (`Action::RemoveMarkedPod`) is the second
+/// write of the request that marked it, whoever sent that: the recording attributes both
+/// writes to the same actor, so the removal belongs to the actor of the pod's latest earlier
+/// event, the mark.
+fn same_actor(
+    segment: &Segment,
+    s: &State,
+    action: &Action,
+    visible: &[(usize, &Event)],
+    at: usize,
+) -> bool {
+    let step = visible[at].1.step;
+    if let Action::RemoveMarkedPod { .. } = action {
+        let removed = &visible[at].1.object;
+        return visible[..at]
+            .iter()
+            .rev()
+            .find(|(_, e)| matches!(e.object, Object::Pod(_)) && e.object.name() == removed.name())
+            .is_some_and(|(_, mark)| mark.step == step);
+    }
     match step {
         Some(k) => {
             action.is_environment() && segment.origin.get(s.script.step as usize) == Some(&k)
@@ -363,7 +384,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
             .enumerate()
             .take_while(|(j, (ty, obj))| {
                 visible.get(i + j).is_some_and(|(_, e)| {
-                    same_actor(segment, s, &action, e.step)
+                    same_actor(segment, s, &action, visible, i + j)
                         && same_write(&mut b2, (*ty, obj), (e.event_type, &e.object))
                 })
             })

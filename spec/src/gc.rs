@@ -35,24 +35,28 @@ pub enum GcWork {
     /// The end of `attemptToOrphanWorker` on a ReplicaSet with the `orphan` finalizer: every
     /// dependent in the GC's view has been orphaned, remove the finalizer.
     Orphan { rs: String, uid: Uid },
-    /// [upstream] The second write of a grace-0 pod delete a worker of the GC sent (store.go
-    /// `Delete`: `updateForGracefulDeletionAndFinalizers` stores the pod marked, then
-    /// `Storage.Delete` removes it, two etcd writes other writes land between). Enabled by
-    /// the live pod, marked and not yet removed, not by the GC's view.
-    FinishDelete { pod: String, uid: Uid },
 }
 
-/// [upstream] The removals pending in the API server: pods stored marked by the first write of
-/// a grace-0 delete whose second write has not happened (`ApiServer::delete_pod_marking`).
-pub fn pending_removals(api: &ApiServer) -> Vec<GcWork> {
-    api.pods
-        .values()
-        .filter(|p| p.grace_over)
-        .map(|p| GcWork::FinishDelete {
-            pod: p.meta.name.clone(),
-            uid: p.meta.uid,
-        })
-        .collect()
+/// A work item in words, as the Explorer and the trace text show a step.
+impl std::fmt::Display for GcWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GcWork::AttemptToDelete { pod, .. } => {
+                write!(f, "deletes pod/{pod}, whose owner is gone or deleting its dependents")
+            }
+            GcWork::DeletingDependents { rs, .. } => write!(
+                f,
+                "finishes the foreground deletion of replicaset/{rs} (removes its foregroundDeletion finalizer)"
+            ),
+            GcWork::OrphanDependent { rs, pod, .. } => {
+                write!(f, "orphans pod/{pod}: removes its reference to replicaset/{rs}")
+            }
+            GcWork::Orphan { rs, .. } => write!(
+                f,
+                "finishes orphaning the dependents of replicaset/{rs} (removes its orphan finalizer)"
+            ),
+        }
+    }
 }
 
 fn owner_in_view<'a>(rs: &'a View<ReplicaSet>, name: &str, uid: Uid) -> Option<&'a ReplicaSet> {
@@ -211,12 +215,6 @@ pub fn request(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Option<
                 uid: *uid,
                 patch: OwnerRefPatch::Remove(vec![*rs_uid]),
             })
-        }
-        GcWork::FinishDelete { pod, uid } => {
-            api.pods
-                .get(pod)
-                .filter(|p| p.meta.uid == *uid && p.grace_over)?;
-            Some(Request::FinishPodDeletion { name: pod.clone() })
         }
         GcWork::Orphan { rs, uid } => {
             if !orphaning(api, rs, *uid) {

@@ -270,7 +270,8 @@ impl Step {
             | Action::SyncStep { .. }
             | Action::CreateRejected { .. }
             | Action::Choose { .. }
-            | Action::Gc { .. } => return None,
+            | Action::Gc { .. }
+            | Action::RemoveMarkedPod { .. } => return None,
         };
         Some(Step::new(kind))
     }

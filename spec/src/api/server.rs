@@ -104,8 +104,26 @@ impl ApiServer {
         self.now += 1;
     }
 
-    /// Apply one request.
+    /// Apply one request, each grace-0 pod delete making both its writes.
     pub fn apply(&mut self, request: &Request) -> Result<Response, ApiError> {
+        self.apply_split(request, false)
+    }
+
+    /// Apply one request, a grace-0 pod delete making only its first write: the pod is
+    /// stored marked deleting with grace period 0, and the second write, the removal, is left
+    /// for a step of its own (`Request::FinishPodDeletion` on the marked pod; see
+    /// `end_grace`). Other requests are as [`ApiServer::apply`].
+    pub fn apply_marking(&mut self, request: &Request) -> Result<Response, ApiError> {
+        self.apply_split(request, true)
+    }
+
+    /// The marked pods whose grace-0 delete has made its first write only: each is removed
+    /// by a step of its own ([`ApiServer::apply_marking`]).
+    pub fn marked_for_removal(&self) -> impl Iterator<Item = &Arc<Pod>> {
+        self.pods.values().filter(|p| p.grace_over)
+    }
+
+    fn apply_split(&mut self, request: &Request, split: bool) -> Result<Response, ApiError> {
         match request {
             Request::CreateReplicaSet(rs) => self.create_replicaset(rs.clone()),
             Request::ReplaceReplicaSet(rs) => self.replace_replicaset(rs),
@@ -213,27 +231,15 @@ impl ApiServer {
                 new.available = *ready;
                 Ok(self.write(Some(old), Some(new)))
             }
-            Request::DeletePod { name, options } => self.delete_pod(name, options, false),
+            Request::DeletePod { name, options } => self.delete_pod(name, options, split),
             Request::FinishPodDeletion { name } => {
                 let old = Pod::clone(self.pod(name)?);
                 if !old.meta.is_deleting() {
                     return Err(ApiError::not_found(PODS, name));
                 }
-                Ok(self.end_grace(old, false))
+                Ok(self.end_grace(old, split))
             }
         }
-    }
-
-    /// A pod delete whose grace-0 case makes only its first write (the pod stored marked
-    /// deleting with grace period 0): the second, the removal, is left for a step of its own,
-    /// `Request::FinishPodDeletion` on the marked pod (see `end_grace`). Otherwise as
-    /// `Request::DeletePod`.
-    pub fn delete_pod_marking(
-        &mut self,
-        name: &str,
-        options: &DeleteOptions,
-    ) -> Result<Response, ApiError> {
-        self.delete_pod(name, options, true)
     }
 
     fn replicaset(&self, name: &str) -> Result<&Arc<ReplicaSet>, ApiError> {
@@ -402,19 +408,18 @@ impl ApiServer {
     }
 
     /// A pod delete with grace period 0 (an unbound or terminal pod, or the kubelet's final
-    /// delete). store.go `updateForGracefulDeletionAndFinalizers` first stores the pod marked
-    /// deleting with deletionGracePeriodSeconds 0, and then `Delete` removes it: two writes,
-    /// MODIFIED and DELETED, as a v1.20 cluster shows. The model makes both in this one
-    /// request. On a cluster other requests' writes may land between the two (two parallel
-    /// scale-down deletes show as MODIFIED a, MODIFIED b, DELETED a, DELETED b); making the
-    /// removal a step of its own multiplies the state space (the seed's `scale.yaml` no longer
-    /// replays within two million states), so trace validation lets the DELETED half arrive
-    /// later instead (`rsmc_oracle::validate`, deferred removals). Nobody can act on the pod
-    /// in between except as on a pod already gone: it is inactive, and the model's only
-    /// reader of "deleting but present" is upstream's `status.terminatingReplicas`, and it
-    /// does see it: when the garbage collector's workers delete two pods at once, a v1.37
-    /// cluster shows MODIFIED a, MODIFIED b, DELETED a, … and the controller writing
-    /// `terminatingReplicas=2`. `split` (`delete_pod_marking`) makes the first write only.
+    /// delete). store.go `(*Store).Delete` makes two writes:
+    /// `updateForGracefulDeletionAndFinalizers` stores the pod marked deleting with
+    /// deletionGracePeriodSeconds 0 (MODIFIED), then the storage delete removes it (DELETED). Other requests' writes land between the two on a
+    /// cluster: two parallel scale-down deletes show as MODIFIED a, MODIFIED b, DELETED a,
+    /// DELETED b, and a v1.35.4 controller created a replacement between the two writes of a
+    /// user's delete and wrote `terminatingReplicas: 1` from a cache holding both the new pod
+    /// and the marked one. Nobody can act on the marked pod except as on one already gone (it
+    /// is inactive); the only reader of "deleting but present" is upstream's
+    /// `status.terminatingReplicas`. So `split` (the model's choice,
+    /// `RsModel::splits_grace_zero_deletes`) makes the first write only, and the removal is a
+    /// step of its own; otherwise both are made here, and trace validation lets the DELETED half arrive later
+    /// (`rsmc_oracle::validate`, deferred removals).
     fn end_grace(&mut self, old: Pod, split: bool) -> Response {
         let name = old.meta.name.clone();
         if !old.grace_over {

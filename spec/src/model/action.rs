@@ -2,7 +2,7 @@
 
 use crate::api::{Kind, Propagation};
 use crate::gc::GcWork;
-use crate::object::{render_labels_compact, Labels, Pod, ReplicaSet};
+use crate::object::{render_labels_compact, Labels, Pod, ReplicaSet, Uid};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
@@ -121,6 +121,15 @@ pub enum Action {
     Gc {
         work: GcWork,
     },
+    /// [upstream] The API server's second write of a grace-0 pod delete: the pod stored
+    /// marked by the first is removed (store.go `(*Store).Delete`). A step of its own where the
+    /// model splits such deletes (`RsModel::splits_grace_zero_deletes`), so that other writes
+    /// land between the two as on a cluster. Enabled by the marked pod in the API server, not
+    /// by anyone's view.
+    RemoveMarkedPod {
+        name: String,
+        uid: Uid,
+    },
 }
 
 impl Action {
@@ -134,6 +143,7 @@ impl Action {
                 | Action::CreateRejected { .. }
                 | Action::Choose { .. }
                 | Action::Gc { .. }
+                | Action::RemoveMarkedPod { .. }
         )
     }
 }
@@ -259,7 +269,11 @@ impl fmt::Display for Action {
                 "replicaset-controller#{controller} worker {worker}: picks {}",
                 pods.join(", ")
             ),
-            Action::Gc { work } => write!(f, "garbage-collector: {work:?}"),
+            Action::Gc { work } => write!(f, "garbage-collector: {work}"),
+            Action::RemoveMarkedPod { name, .. } => write!(
+                f,
+                "kube-apiserver: removes pod/{name}, the second write of its grace-0 delete"
+            ),
         }
     }
 }

@@ -266,11 +266,10 @@ impl RsModel {
                     out.push(Action::Gc { work });
                 }
             }
-            out.extend(
-                gc::pending_removals(&s.api)
-                    .into_iter()
-                    .map(|work| Action::Gc { work }),
-            );
+            out.extend(s.api.marked_for_removal().map(|p| Action::RemoveMarkedPod {
+                name: p.meta.name.clone(),
+                uid: p.meta.uid,
+            }));
         }
     }
 

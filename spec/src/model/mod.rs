@@ -18,7 +18,7 @@ pub use action::{Action, Watcher};
 pub use script::{Held, PodAction, PodSelection, PodSet, Script, ScriptPos, ScriptStep};
 pub use state::{Budget, ControllerState, Ghost, Positions, State};
 
-use crate::api::{ApiServer, Request};
+use crate::api::{ApiError, ApiServer, Request, Response};
 use crate::config::Config;
 use crate::object::Pod;
 use crate::profile::{Profile, Semantics};
@@ -59,17 +59,27 @@ impl RsModel {
         self
     }
 
-    /// Whether the garbage collector's grace-0 pod deletes make their two writes (marked,
-    /// removed) as two steps, with other writes between them, as its parallel workers do on
-    /// a cluster (`MODIFIED a, MODIFIED b, DELETED a`: a v1.37.2 controller then wrote
-    /// `terminatingReplicas=2` from a cache holding both pods marked). Only a profile with a
-    /// reader of "marked but present" (`status.terminatingReplicas`) can tell, and only the
-    /// oracle must accept every run a cluster makes, so it is done for scripted models (what
-    /// the oracle and `rsmc replay` explore): in a free model check it multiplied `small`'s
-    /// upstream states by 4.3 (safety) and 6.5 (convergence) for one status count, so there
-    /// the delete stays one step and such a count is not explored (README, "Profiles").
-    pub fn splits_gc_deletes(&self) -> bool {
+    /// Whether every grace-0 pod delete (the user's, the controller's, the garbage
+    /// collector's, the kubelet's final one) makes its two writes (marked, removed) as two
+    /// steps, with other writes between them, as on a cluster (`ApiServer::end_grace`).
+    /// Only a profile with a reader of "marked but present" (`status.terminatingReplicas`)
+    /// can tell, and only the oracle must accept every run a cluster makes, so it is done for
+    /// scripted models (what the oracle and `rsmc replay` explore): in a free model check
+    /// splitting the garbage collector's deletes alone multiplied `small`'s upstream states
+    /// by 4.3 (safety) and 6.5 (convergence) for one status count, so there a delete stays
+    /// one step and such a count is not explored (README, "Profiles").
+    pub fn splits_grace_zero_deletes(&self) -> bool {
         self.sem.terminating_replicas && self.script.is_some()
+    }
+
+    /// Send `request` to the model's API server, a grace-0 pod delete split in two steps
+    /// where this model splits them ([`RsModel::splits_grace_zero_deletes`]).
+    pub(crate) fn send(&self, n: &mut State, request: &Request) -> Result<Response, ApiError> {
+        if self.splits_grace_zero_deletes() {
+            n.api.apply_marking(request)
+        } else {
+            n.api.apply(request)
+        }
     }
 
     /// The same model with a catalogued upstream bug switched back on.

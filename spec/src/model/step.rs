@@ -126,12 +126,11 @@ impl RsModel {
                     .ok()?;
             }
             Action::DeletePod { name } => {
-                n.api
-                    .apply(&Request::DeletePod {
-                        name: name.clone(),
-                        options: DeleteOptions::default(),
-                    })
-                    .ok()?;
+                let delete = Request::DeletePod {
+                    name: name.clone(),
+                    options: DeleteOptions::default(),
+                };
+                self.send(n, &delete).ok()?;
             }
             Action::SchedulePod { name, node } => {
                 n.api
@@ -145,9 +144,8 @@ impl RsModel {
             Action::PodUnready { name } => kubelet_status(n, name, PodPhase::Running, false)?,
             Action::PodFailed { name } => kubelet_status(n, name, PodPhase::Failed, false)?,
             Action::FinishPodDeletion { name } => {
-                n.api
-                    .apply(&Request::FinishPodDeletion { name: name.clone() })
-                    .ok()?;
+                let finish = Request::FinishPodDeletion { name: name.clone() };
+                self.send(n, &finish).ok()?;
             }
             Action::Tick => n.api.tick(),
             Action::CrashController { controller } => {
@@ -204,6 +202,14 @@ impl RsModel {
                 task.choose(pods.clone(), &mut c.expectations);
             }
             Action::Gc { work } => self.gc_step(n, work),
+            Action::RemoveMarkedPod { name, uid } => {
+                n.api
+                    .pods
+                    .get(name)
+                    .filter(|p| p.meta.uid == *uid && p.grace_over)?;
+                let remove = Request::FinishPodDeletion { name: name.clone() };
+                n.api.apply(&remove).ok()?;
+            }
             _ => unreachable!("{action} is an environment move"),
         }
         Some(())
@@ -425,7 +431,7 @@ impl RsModel {
         req: &Request,
     ) -> Result<u32, ApiError> {
         let doomed = prop::before_controller_request(n, rs, req);
-        let result = n.api.apply(req);
+        let result = self.send(n, req);
         if let Ok(resp) = &result {
             prop::after_controller_request(n, rs, task, req, doomed);
             return Ok(match resp {
@@ -443,12 +449,7 @@ impl RsModel {
             prop::before_gc_request(n, &req);
             // A refused request (NotFound, a failed precondition) writes nothing; the work
             // item stays as long as the GC's view gives rise to it, and is retried.
-            let _ = match &req {
-                Request::DeletePod { name, options } if self.splits_gc_deletes() => {
-                    n.api.delete_pod_marking(name, options)
-                }
-                _ => n.api.apply(&req),
-            };
+            let _ = self.send(n, &req);
         }
     }
 }
