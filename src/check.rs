@@ -5,11 +5,11 @@ use crate::exit;
 use crate::CheckArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 use rsmc_oracle::trace::Trace;
-use rsmc_spec::config::Config;
+use rsmc_spec::config::{Config, ConfigError};
 use rsmc_spec::liveness;
 use rsmc_spec::model::{set_reduction, Action, RsModel, State};
 use serde::Serialize;
-use stateright::{Checker, Expectation, Model};
+use stateright::{Checker, Expectation, HasDiscoveries, Model};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -39,6 +39,10 @@ struct Verdict {
     /// issue #N (name)`. It fails the check only with `--strict`.
     #[serde(skip_serializing_if = "Option::is_none")]
     known: Option<String>,
+    /// The counterexample's files could not be written (`--out` unusable): the check fails,
+    /// since a violation nobody can read is no result.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unwritten: bool,
 }
 
 impl Verdict {
@@ -55,6 +59,7 @@ impl Verdict {
             reason: None,
             breaks: None,
             known: None,
+            unwritten: false,
         }
     }
 
@@ -64,9 +69,17 @@ impl Verdict {
     }
 }
 
-/// The whole report.
+/// The whole report. The search figures at the top level (`states` … `unique_per_second`)
+/// are the safety search's; the convergence search's are `liveness_*`; `seconds` is the
+/// whole run.
 #[derive(Serialize)]
 struct Report {
+    /// `holds`, `violated`, or `known violations only` (every violation matches an open
+    /// entry of the bug catalogue and `--strict` is off).
+    verdict: &'static str,
+    /// The process's exit code and what it means.
+    exit_code: i32,
+    exit_meaning: &'static str,
     profile: String,
     config: String,
     /// The catalogued bug switched on, if any.
@@ -76,21 +89,73 @@ struct Report {
     states: usize,
     unique_states: usize,
     max_depth: usize,
-    seconds: f64,
+    safety_seconds: f64,
     unique_per_second: f64,
     /// States the liveness search explored (its own search, reduced up to revisions only).
     liveness_states: Option<usize>,
+    liveness_seconds: Option<f64>,
+    liveness_states_per_second: Option<f64>,
+    /// Both searches and writing the counterexamples.
+    seconds: f64,
     /// The process's peak resident memory (Linux `VmHWM`), when known.
     peak_memory_bytes: Option<u64>,
     properties: Vec<Verdict>,
 }
 
+/// The overall verdict, the exit code and its meaning.
+fn outcome(verdicts: &[Verdict], strict: bool) -> (&'static str, i32, &'static str) {
+    let violated = verdicts.iter().any(|v| v.result == "violated");
+    if verdicts.iter().any(|v| v.unwritten) {
+        let verdict = if violated { "violated" } else { "holds" };
+        return (
+            verdict,
+            exit::BAD_INPUT,
+            "a counterexample could not be written where --out says",
+        );
+    }
+    if verdicts.iter().any(|v| v.fails(strict)) {
+        ("violated", exit::VIOLATION, "a property is violated")
+    } else if violated {
+        (
+            "known violations only",
+            exit::OK,
+            "every violation is a known open upstream issue (--strict fails on them)",
+        )
+    } else {
+        ("holds", exit::OK, "every property holds")
+    }
+}
+
 /// A preset or configuration file; an error is printed and the `Err` is the exit code.
 pub fn load_config(spec: &str) -> Result<Config, i32> {
     Config::load(spec).map_err(|e| {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", located(&e));
         exit::BAD_INPUT
     })
+}
+
+/// A configuration error about a field of a file, with the line and column where the file
+/// writes that field (or the nearest enclosing one it writes); other errors as they are.
+/// The file is JSON, which the scenario loader's YAML reader reads with positions.
+fn located(e: &ConfigError) -> String {
+    let ConfigError::Invalid {
+        path,
+        field,
+        message,
+    } = e
+    else {
+        return e.to_string();
+    };
+    let file = std::path::Path::new(path);
+    let position = std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| rsmc_oracle::yaml::load_str(file, &text).ok())
+        .and_then(|docs| docs.into_iter().next())
+        .and_then(|doc| doc.position(&rsmc_oracle::yaml::FieldPath::parse(field)));
+    match position {
+        Some(p) => format!("{path}:{}:{}: field `{field}`: {message}", p.line, p.column),
+        None => e.to_string(),
+    }
 }
 
 pub fn run(args: &CheckArgs) -> i32 {
@@ -107,40 +172,42 @@ pub fn run(args: &CheckArgs) -> i32 {
             .unwrap_or(1)
     });
     let started = Instant::now();
-    let checker = model.clone().checker().threads(threads).spawn_bfs();
-    let mut progress = Progress::new("safety");
     let budget = args.memory.budget();
-    while !checker.is_done() {
-        // stateright's checker cannot be stopped from outside; a search past its budget ends
-        // the process, which holds nothing else to clean up.
-        if let Err(e) = budget.meter().check_memory(checker.unique_state_count()) {
-            progress.finish();
+    let checker = model.clone().checker().threads(threads).spawn_bfs();
+    let checker = match search(checker, "safety", &budget) {
+        Ok(c) => c,
+        Err(e) => {
             eprintln!(
                 "error: the safety search of {config_name} stopped at depth {}: {e}; {}",
-                checker.max_depth(),
-                e.remedy()
+                e.depth,
+                e.budget.remedy()
             );
             return exit::TOO_LARGE;
         }
-        let secs = started.elapsed().as_secs_f64().max(1e-3);
-        progress.show(format!(
-            "states {} · unique {} · depth {} · {:.0} unique/s",
-            checker.state_count(),
-            checker.unique_state_count(),
-            checker.max_depth(),
-            checker.unique_state_count() as f64 / secs
-        ));
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let checker = checker.join();
-    progress.finish();
+    };
     let safety_seconds = started.elapsed().as_secs_f64();
+    let (states, unique_states, max_depth) = (
+        checker.state_count(),
+        checker.unique_state_count(),
+        checker.max_depth(),
+    );
+    // Which properties have a discovery, and how deep: the paths themselves depend on
+    // which thread got there first, so each violation is searched for again below.
+    let found: Vec<(&'static str, usize)> = model
+        .properties()
+        .iter()
+        .filter_map(|p| {
+            checker
+                .discovery(p.name)
+                .map(|d| (p.name, d.into_actions().len()))
+        })
+        .collect();
+    drop(checker);
 
-    let mut failed = false;
     let mut verdicts = Vec::new();
     for property in model.properties() {
-        let discovery = checker.discovery(property.name);
-        let (kind, result) = match (&property.expectation, &discovery) {
+        let discovered = found.iter().find(|(name, _)| *name == property.name);
+        let (kind, result) = match (&property.expectation, discovered) {
             (Expectation::Always, None) => ("safety", "holds"),
             (Expectation::Always, Some(_)) => ("safety", "violated"),
             (Expectation::Sometimes, Some(_)) => ("coverage", "reached"),
@@ -149,12 +216,22 @@ pub fn run(args: &CheckArgs) -> i32 {
             (Expectation::Eventually, Some(_)) => ("liveness", "violated"),
         };
         let mut verdict = Verdict::new(property.name, kind, result);
-        if result == "violated" {
-            let path = discovery.expect("violated has a path");
+        if let (true, Some((name, depth))) = (result == "violated", discovered) {
+            let path = match shortest(&model, name, *depth, &budget) {
+                Ok(path) => path,
+                Err(e) => {
+                    eprintln!(
+                        "error: the search for the shortest counterexample of {name:?} stopped at depth {}: {e}; {}",
+                        e.depth,
+                        e.budget.remedy()
+                    );
+                    return exit::TOO_LARGE;
+                }
+            };
             let mut states = path.clone().into_states();
             let mut actions = path.into_actions();
-            // End the counterexample at its first violating state: the multi-threaded search
-            // may discover a violating state some steps after the one that broke the property.
+            // End the counterexample at its first violating state (a breadth-first search
+            // checks a state when it takes it from the queue, so this is the last one).
             if let Some(first) = states.iter().position(|s| !(property.condition)(&model, s)) {
                 states.truncate(first + 1);
                 actions.truncate(first);
@@ -162,10 +239,9 @@ pub fn run(args: &CheckArgs) -> i32 {
             let trace = Trace::from_path(&model, Some(property.name), &states, &actions);
             record(&mut verdict, args, &model, &trace, &states, &actions);
         }
-        failed |= verdict.fails(args.strict);
         verdicts.push(verdict);
     }
-    let mut liveness_states = None;
+    let mut liveness = None;
     if !args.skip_liveness && !args.runs_liveness() {
         eprintln!(
             "rsmc check: convergence search skipped: {} breaks a safety property, and past its violations the convergence search would explore the broken cluster's whole state space (--liveness runs it anyway)",
@@ -173,10 +249,10 @@ pub fn run(args: &CheckArgs) -> i32 {
         );
     }
     if args.runs_liveness() {
+        let liveness_started = Instant::now();
         match check_liveness(args, &model) {
             Ok((verdict, states)) => {
-                failed |= verdict.fails(args.strict);
-                liveness_states = Some(states);
+                liveness = Some((states, liveness_started.elapsed().as_secs_f64()));
                 verdicts.push(verdict);
             }
             Err(e) => {
@@ -188,27 +264,99 @@ pub fn run(args: &CheckArgs) -> i32 {
             }
         }
     }
-    let seconds = started.elapsed().as_secs_f64();
+    let (verdict, exit_code, exit_meaning) = outcome(&verdicts, args.strict);
     let report = Report {
+        verdict,
+        exit_code,
+        exit_meaning,
         profile: model.profile.name().to_string(),
         config: config_name.clone(),
         bug: args.switches.bug.map(|b| b.to_string()),
         fixes: args.switches.fixes.iter().map(|f| f.to_string()).collect(),
-        states: checker.state_count(),
-        unique_states: checker.unique_state_count(),
-        max_depth: checker.max_depth(),
-        seconds,
-        unique_per_second: checker.unique_state_count() as f64 / safety_seconds.max(1e-3),
-        liveness_states,
+        states,
+        unique_states,
+        max_depth,
+        safety_seconds,
+        unique_per_second: unique_states as f64 / safety_seconds.max(1e-3),
+        liveness_states: liveness.map(|(n, _)| n),
+        liveness_seconds: liveness.map(|(_, t)| t),
+        liveness_states_per_second: liveness.map(|(n, t)| n as f64 / t.max(1e-3)),
+        seconds: started.elapsed().as_secs_f64(),
         peak_memory_bytes: peak_memory(),
         properties: verdicts,
     };
     crate::output::print(args.json, &report, || print_report(&report));
-    if failed {
-        exit::VIOLATION
-    } else {
-        exit::OK
+    exit_code
+}
+
+/// A search stopped by its memory budget: how deep it got, and the budget's error.
+struct Stopped {
+    depth: usize,
+    budget: rsmc_spec::budget::Exhausted,
+}
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.budget.fmt(f)
     }
+}
+
+/// Wait for a running search, showing its progress, and stop the process's part in it when
+/// it passes the memory budget.
+fn search<C: Checker<RsModel>>(
+    checker: C,
+    phase: &'static str,
+    budget: &rsmc_spec::budget::Budget,
+) -> Result<C, Stopped> {
+    let started = Instant::now();
+    let mut progress = Progress::new(phase);
+    while !checker.is_done() {
+        // stateright's checker cannot be stopped from outside; a search past its budget ends
+        // the process, which holds nothing else to clean up.
+        if let Err(e) = budget.meter().check_memory(checker.unique_state_count()) {
+            progress.finish();
+            return Err(Stopped {
+                depth: checker.max_depth(),
+                budget: e,
+            });
+        }
+        let secs = started.elapsed().as_secs_f64().max(1e-3);
+        progress.show(format!(
+            "states {} · unique {} · depth {} · {:.0} unique/s",
+            checker.state_count(),
+            checker.unique_state_count(),
+            checker.max_depth(),
+            checker.unique_state_count() as f64 / secs
+        ));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    progress.finish();
+    Ok(checker)
+}
+
+/// The counterexample of `property` every run gives, whatever the thread count or timing:
+/// the first a breadth-first search on one thread finds, taking each state's moves in the
+/// model's order (`RsModel::actions`). That is a shortest one (no longer than the `depth`
+/// steps the parallel search found), and among the shortest the least in that order. The
+/// search goes no deeper than `depth` and stops at the first violation, so it costs at most
+/// the parallel search's states up to that depth, on one core.
+fn shortest(
+    model: &RsModel,
+    property: &'static str,
+    depth: usize,
+    budget: &rsmc_spec::budget::Budget,
+) -> Result<stateright::Path<State, Action>, Stopped> {
+    let checker = model
+        .clone()
+        .checker()
+        .threads(1)
+        .target_max_depth(depth + 2)
+        .finish_when(HasDiscoveries::AnyOf([property].into()))
+        .spawn_bfs();
+    let checker = search(checker, "shortest counterexample", budget)?;
+    Ok(checker
+        .discovery(property)
+        .expect("a violation found within this depth is found again"))
 }
 
 fn print_report(r: &Report) {
@@ -217,15 +365,27 @@ fn print_report(r: &Report) {
         r.profile, r.config
     );
     println!(
-        "  states generated {}, unique {}, max depth {}, {:.1} s, {:.0} unique states/s",
-        r.states, r.unique_states, r.max_depth, r.seconds, r.unique_per_second
+        "  safety: {} states generated, {} unique, max depth {}, {:.1} s, {:.0} unique states/s",
+        r.states, r.unique_states, r.max_depth, r.safety_seconds, r.unique_per_second
     );
-    if let Some(bytes) = r.peak_memory_bytes {
-        println!("  peak memory {} MB", bytes / 1_048_576);
+    if let (Some(n), Some(t), Some(rate)) = (
+        r.liveness_states,
+        r.liveness_seconds,
+        r.liveness_states_per_second,
+    ) {
+        println!(
+            "  liveness: {n} states with their system moves, searched for stuck states and fair cycles, {t:.1} s, {rate:.0} states/s"
+        );
     }
-    if let Some(n) = r.liveness_states {
-        println!("  liveness: {n} states with their system moves, searched for stuck states and fair cycles");
-    }
+    let memory = r
+        .peak_memory_bytes
+        .map(|b| format!(", peak memory {} MB", b / 1_048_576))
+        .unwrap_or_default();
+    println!("  total: {:.1} s{memory}", r.seconds);
+    println!(
+        "  verdict: {} (exit {}: {})",
+        r.verdict, r.exit_code, r.exit_meaning
+    );
     let width = r.properties.iter().map(|p| p.name.len()).max().unwrap_or(0);
     for fix in &r.fixes {
         println!("  with the proposed fix {fix} (rsmc bugs)");
@@ -341,7 +501,14 @@ fn record(
             verdict.text = Some(text);
             verdict.scenario = Some(yaml);
         }
-        Err(e) => eprintln!("error: writing the trace of {:?}: {e}", verdict.name),
+        Err(e) => {
+            eprintln!(
+                "error: cannot write the counterexample of {:?} under {}: {e}",
+                verdict.name,
+                args.out.display()
+            );
+            verdict.unwritten = true;
+        }
     }
 }
 

@@ -276,8 +276,8 @@ pub struct CheckArgs {
     /// Fail (exit 1) on violations that match a known open upstream issue, too.
     #[arg(long)]
     pub strict: bool,
-    /// Checker threads (default: all cores).
-    #[arg(long)]
+    /// Checker threads, at least one (default: all cores).
+    #[arg(long, value_parser = at_least_one)]
     pub threads: Option<usize>,
     /// Print the report as JSON on stdout.
     #[arg(long)]
@@ -336,6 +336,16 @@ impl CheckArgs {
     }
 }
 
+/// A count that must be at least one (`--threads`): zero threads would search nothing and
+/// wait for ever.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("expected at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("expected a whole number of at least 1: {e}")),
+    }
+}
+
 /// The configuration a command works on: the one given, else the catalogue's for the bug
 /// switched on, else `default`.
 pub fn config_name(given: Option<&str>, bug: Option<rsmc_spec::bugs::Bug>) -> String {
@@ -370,8 +380,8 @@ pub struct BenchArgs {
     /// included, and the total.
     #[arg(long, conflicts_with_all = ["configs", "profiles"])]
     pub catalogue: bool,
-    /// Checker threads (default: all cores).
-    #[arg(long)]
+    /// Checker threads, at least one (default: all cores).
+    #[arg(long, value_parser = at_least_one)]
     pub threads: Option<usize>,
     /// Measure each configuration a second time with `rsmc check --no-reduction` and print
     /// the reduction factor (unique states without / with).

@@ -218,6 +218,8 @@ pub struct Config {
 pub enum ConfigError {
     #[error("unknown configuration {0:?}: give a preset (small, default, deep), a catalogue configuration (catalogue/NAME, see rsmc bugs) or a path to a JSON file")]
     Unknown(String),
+    #[error("{0}: no such configuration file (a configuration is a preset: small, default, deep; a catalogue configuration, catalogue/NAME; or a path to a JSON file)")]
+    NoSuchFile(String),
     #[error("{path}: cannot read: {source}")]
     Read {
         path: String,
@@ -269,9 +271,16 @@ impl Config {
         }
         let path = Path::new(spec);
         if !path.exists() {
-            return Err(ConfigError::Unknown(spec.to_string()));
+            // A name with a directory or a `.json` ending was meant as a file.
+            let file_like = !spec.starts_with("catalogue/")
+                && (spec.contains(std::path::MAIN_SEPARATOR) || spec.ends_with(".json"));
+            return Err(if file_like {
+                ConfigError::NoSuchFile(spec.to_string())
+            } else {
+                ConfigError::Unknown(spec.to_string())
+            });
         }
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = crate::input::read_text(path).map_err(|source| ConfigError::Read {
             path: spec.to_string(),
             source,
         })?;
@@ -310,9 +319,22 @@ impl Config {
                 })?;
         let mut base: Value = serde_json::from_str(base_text).expect("embedded preset parses");
         merge(&mut base, over);
-        // Syntax errors above carry the file's line and column; after the merge serde names an
-        // unknown field and the fields it expected instead.
-        let config: Config = serde_json::from_value(base).map_err(|e| parse(e.to_string()))?;
+        // Syntax errors above carry the file's line and column; after the merge the value has
+        // no positions, so serde_path_to_error names the field (the command line finds its
+        // line in the file: `Config::field_error`'s users).
+        let config: Config = serde_path_to_error::deserialize(base).map_err(|e| {
+            let field = e.path().to_string();
+            let message = e.into_inner().to_string();
+            if field == "." || field == "?" {
+                parse(message)
+            } else {
+                ConfigError::Invalid {
+                    path: path.into(),
+                    field,
+                    message,
+                }
+            }
+        })?;
         config
             .validate()
             .map_err(|(field, message)| ConfigError::Invalid {
@@ -463,7 +485,10 @@ mod tests {
     fn misspelt_field_is_named() {
         let err = Config::from_json("c.json", r#"{"controller": {"wrokers": 2}}"#).unwrap_err();
         let msg = err.to_string();
-        assert!(msg.starts_with("c.json: unknown field `wrokers`"), "{msg}");
+        assert!(
+            msg.starts_with("c.json: field `controller.wrokers`: unknown field `wrokers`"),
+            "{msg}"
+        );
     }
 
     #[test]

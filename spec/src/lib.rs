@@ -23,6 +23,7 @@ pub mod config;
 pub mod controller;
 pub mod gates;
 pub mod gc;
+pub mod input;
 pub mod liveness;
 pub mod model;
 pub mod object;
