@@ -184,7 +184,18 @@ fn run_status(args: &DirArgs) -> i32 {
                     .filter(|c| c.dead())
                     .map(|c| c.name.as_str())
                     .collect();
-                if dead.is_empty() {
+                let silent: Vec<&str> = status
+                    .components
+                    .iter()
+                    .filter(|c| c.silent())
+                    .map(|c| c.name.as_str())
+                    .collect();
+                if !silent.is_empty() && dead.is_empty() {
+                    eprintln!(
+                        "error: {} runs but does not answer its health check (stopping, or hung); `rsmc cluster up` replaces the cluster",
+                        silent.join(", ")
+                    );
+                } else if dead.is_empty() {
                     eprintln!("error: the cluster is still starting");
                 } else {
                     eprintln!(

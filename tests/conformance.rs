@@ -185,10 +185,13 @@ fn conforms_on(release: &str, feature_gates: &str, scenarios: &Path) -> Report {
     report
 }
 
-#[test]
-fn a_dead_apiserver_is_named_with_its_log_and_nothing_hangs() {
-    let mut cluster = Cluster::up("kill", &[]);
-    // A scenario that waits long enough for the kill to land in the middle of it.
+/// `rsmc conform` started on a scenario that waits long enough for `signal`, sent to the
+/// kube-apiserver a few seconds in, to land in the middle of it: the scenario's directory
+/// (beside the cluster's state) and the running conform.
+fn conform_then_signal(
+    cluster: &Cluster,
+    signal: nix::sys::signal::Signal,
+) -> (PathBuf, std::process::Child) {
     let dir = cluster.state.with_extension("scenario");
     std::fs::create_dir_all(&dir).unwrap();
     let scenario = dir.join("slow.yaml");
@@ -197,12 +200,7 @@ fn a_dead_apiserver_is_named_with_its_log_and_nothing_hangs() {
         "name: slow\nsteps:\n  - apply: {manifest: {apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: web}, spec: {replicas: 1, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}}}}}\n  - settle\n  - wait: 20s\n  - scale: {replicaset: web, replicas: 2}\n  - settle\n",
     )
     .unwrap();
-    let apiserver: u32 = std::fs::read_to_string(cluster.state.join("pids/kube-apiserver.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let mut child = Command::new(RSMC)
+    let child = Command::new(RSMC)
         .args(["conform", "--local", scenario.to_str().unwrap()])
         .env("RSMC_CLUSTER_DIR", &cluster.state)
         .stdout(Stdio::piped())
@@ -210,11 +208,20 @@ fn a_dead_apiserver_is_named_with_its_log_and_nothing_hangs() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(8));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(apiserver as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
+    nix::sys::signal::kill(apiserver_pid(cluster), signal).unwrap();
+    (dir, child)
+}
+
+/// The running kube-apiserver's process.
+fn apiserver_pid(cluster: &Cluster) -> nix::unistd::Pid {
+    let pid = std::fs::read_to_string(cluster.state.join("pids/kube-apiserver.pid")).unwrap();
+    nix::unistd::Pid::from_raw(pid.trim().parse().unwrap())
+}
+
+#[test]
+fn a_dead_apiserver_is_named_with_its_log_and_nothing_hangs() {
+    let mut cluster = Cluster::up("kill", &[]);
+    let (dir, mut child) = conform_then_signal(&cluster, nix::sys::signal::Signal::SIGKILL);
     let started = Instant::now();
     let out = loop {
         if let Some(_status) = child.try_wait().unwrap() {
@@ -247,6 +254,41 @@ fn a_dead_apiserver_is_named_with_its_log_and_nothing_hangs() {
         status.status.code(),
         Some(0),
         "status reports the dead component"
+    );
+    cluster.down_and_check();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A kube-apiserver that runs but does not serve (stopped here with SIGSTOP; one sent
+/// SIGTERM refuses connections for its shutdown delay) is not a running cluster:
+/// `rsmc cluster status` asks `/readyz` and says so. And a run whose API server stops
+/// answering says that, not kube-rs's `ServiceError: client error (Connect)`.
+#[test]
+fn an_apiserver_that_stops_answering_is_reported_as_such() {
+    let mut cluster = Cluster::up("silent", &[]);
+    let apiserver = apiserver_pid(&cluster);
+    use nix::sys::signal::{kill, Signal};
+    kill(apiserver, Signal::SIGSTOP).unwrap();
+    let status = rsmc(&["cluster", "status"], &cluster.state);
+    kill(apiserver, Signal::SIGCONT).unwrap();
+    assert_eq!(status.status.code(), Some(4), "{}", text(&status));
+    assert!(
+        text(&status).contains("NOT ANSWERING")
+            && text(&status).contains("kube-apiserver runs but does not answer"),
+        "{}",
+        text(&status)
+    );
+    let status = rsmc(&["cluster", "status"], &cluster.state);
+    assert_eq!(status.status.code(), Some(0), "{}", text(&status));
+
+    let (dir, child) = conform_then_signal(&cluster, Signal::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(!all.contains("ServiceError"), "{all}");
+    assert!(
+        all.contains("the API server stopped answering") || all.contains("kube-apiserver"),
+        "{all}"
     );
     cluster.down_and_check();
     let _ = std::fs::remove_dir_all(&dir);

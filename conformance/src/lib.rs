@@ -11,7 +11,9 @@
 //! - [`event_gate`]: the proxy in front of the API server that holds a type's watch events
 //!   from the controller under test (`hold` / `release` steps).
 //! - [`suite`]: many scenarios side by side, and the report.
+//! - [`api_error`]: kube-rs errors in a user's words.
 
+pub mod api_error;
 pub mod control_plane;
 pub mod controller;
 pub mod event_gate;

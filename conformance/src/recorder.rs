@@ -217,6 +217,7 @@ where
         let stream = match api.watch(&params, &version).await {
             Ok(s) => s,
             Err(e) => {
+                let e = crate::api_error::describe(&e);
                 fail(&shared, format!("{resource:?} watch could not start: {e}"));
                 return;
             }

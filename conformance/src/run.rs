@@ -148,7 +148,10 @@ pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
         Err(e) => {
             out.error = Some(RunError {
                 broken: true,
-                message: format!("cannot create a namespace: {e}"),
+                message: format!(
+                    "cannot create a namespace: {}",
+                    crate::api_error::describe(&e)
+                ),
             });
             return out;
         }
@@ -205,7 +208,12 @@ async fn steps_and_settles(
     let start = Api::<ReplicaSet>::namespaced(client.clone(), &ns)
         .list(&ListParams::default())
         .await
-        .map_err(|e| broken(format!("cannot list the namespace {ns}: {e}")))?;
+        .map_err(|e| {
+            broken(format!(
+                "cannot list the namespace {ns}: {}",
+                crate::api_error::describe(&e)
+            ))
+        })?;
     let mut recorder = Recorder::start(
         client,
         &ns,

@@ -62,7 +62,7 @@ pub enum SettleError {
     Timeout { timeout: Duration, reason: String },
     #[error("the recording is incomplete: {0}")]
     Recording(String),
-    #[error("cannot list the namespace: {0}")]
+    #[error("cannot list the namespace: {}", crate::api_error::describe(.0))]
     Api(#[from] kube::Error),
     #[error("{0}")]
     Broken(String),

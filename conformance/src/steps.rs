@@ -50,7 +50,7 @@ impl StepContext<'_> {
 
 /// A request failed for a reason other than the API server refusing it.
 #[derive(Debug, thiserror::Error)]
-#[error("{what}: {source}")]
+#[error("{what}: {}", crate::api_error::describe(.source))]
 pub struct StepError {
     what: String,
     #[source]

@@ -338,12 +338,20 @@ pub struct ComponentStatus {
     pub pid: Option<u32>,
     pub alive: bool,
     pub log: PathBuf,
+    /// For a running component that serves probes (etcd's `/health`, kube-apiserver's
+    /// `/readyz`, the event gate's status): whether it answered. `None` when not asked.
+    pub answering: Option<bool>,
 }
 
 impl ComponentStatus {
     /// Should run but does not.
     pub fn dead(&self) -> bool {
         self.pid.is_some() && !self.alive
+    }
+
+    /// Runs but does not answer its probe.
+    pub fn silent(&self) -> bool {
+        self.alive && self.answering == Some(false)
     }
 }
 
@@ -366,7 +374,7 @@ pub struct Status {
 impl Status {
     /// Complete, and every component that should run does.
     pub fn healthy(&self) -> bool {
-        self.complete && !self.components.iter().any(ComponentStatus::dead)
+        self.complete && !self.components.iter().any(|c| c.dead() || c.silent())
     }
 }
 
@@ -400,12 +408,13 @@ impl fmt::Display for Status {
         for c in &self.components {
             let (pid, state) = match (c.pid, c.alive) {
                 (None, _) => ("-".to_string(), "stopped"),
+                (Some(pid), true) if c.silent() => (pid.to_string(), "NOT ANSWERING"),
                 (Some(pid), true) => (pid.to_string(), "running"),
                 (Some(pid), false) => (pid.to_string(), "DEAD"),
             };
             writeln!(
                 f,
-                "  {:width$}  {state:7}  pid {pid:>7}  log {}",
+                "  {:width$}  {state:13}  pid {pid:>7}  log {}",
                 c.name,
                 c.log.display()
             )?;
@@ -430,6 +439,19 @@ pub fn status(state_dir: &Path) -> Result<Status, ClusterError> {
             pid: c.pid,
             alive: c.pid.is_some_and(|pid| process::alive(pid, &marker)),
             log: c.log.clone(),
+            answering: None,
+        })
+        .collect::<Vec<_>>();
+    // A process that runs is not one that serves: a kube-apiserver sent SIGTERM runs on for
+    // its shutdown delay while refusing connections. Ask each that can be asked.
+    let components = components
+        .into_iter()
+        .zip(&state.components)
+        .map(|(mut status, c)| {
+            if status.alive && state.complete && c.readiness.answers_probes() {
+                status.answering = Some(c.readiness.probe(&c.log, 0));
+            }
+            status
         })
         .collect();
     Ok(Status {

@@ -75,6 +75,17 @@ impl Readiness {
         }
     }
 
+    /// Whether the component can be asked over the network whether it answers (etcd, the
+    /// API server, the event gate), as opposed to readiness read from its log once.
+    pub fn answers_probes(&self) -> bool {
+        matches!(
+            self,
+            Readiness::EtcdHealth { .. }
+                | Readiness::ApiserverReadyz { .. }
+                | Readiness::GateStatus { .. }
+        )
+    }
+
     /// One probe: ready now?
     pub fn probe(&self, log: &Path, log_offset: u64) -> bool {
         match self {
