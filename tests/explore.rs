@@ -206,6 +206,30 @@ fn the_explorer_opens_on_a_counterexample_and_draws_its_cluster() {
         );
     }
     assert!(svg.contains("frontend"), "{svg}");
+    // The property the trace breaks heads the picture; every step on the path is in words,
+    // none a Rust `Debug` dump such as `AttemptToDelete { pod: …, uid: 2 }`.
+    let property = trace["property"]
+        .as_str()
+        .expect("a counterexample names its property");
+    assert!(
+        svg.contains(&html_escape(&format!("VIOLATES: {property}"))),
+        "{svg}"
+    );
+    for step in steps {
+        let words = step["description"].as_str().expect("description");
+        assert!(!words.contains(" { "), "a step in Debug text: {words}");
+    }
+    for debug in [
+        "AttemptToDelete",
+        "OrphanDependent",
+        "DeletingDependents",
+        "uid: ",
+    ] {
+        assert!(
+            !dom.contains(debug),
+            "Debug text {debug:?} on the page:\n{dom}"
+        );
+    }
     let description = last["description"].as_str().expect("description");
     assert!(
         dom.contains(&html_escape(description)),

@@ -46,3 +46,27 @@ impl InputError {
         }
     }
 }
+
+impl InputError {
+    /// A JSON document that serde could not read: the file, serde_json's line and column,
+    /// the field serde_path_to_error followed (none for a syntax error, where it says `?`),
+    /// and serde's message without its own " at line L column C".
+    pub fn from_json(file: &Path, e: serde_path_to_error::Error<serde_json::Error>) -> InputError {
+        // serde_json counts columns from 1, but says 0 at the very start of a line (an input
+        // that ends after a newline).
+        let (line, column) = (e.inner().line(), e.inner().column().max(1));
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        let message = message
+            .rsplit_once(" at line ")
+            .map_or(message.as_str(), |(m, _)| m)
+            .to_string();
+        // serde_path_to_error writes "." for the root and "?" where it knows no field.
+        let message = if path == "." || path == "?" {
+            message
+        } else {
+            format!("{path}: {message}")
+        };
+        InputError::at(file, Some(Pos { line, column }), message)
+    }
+}

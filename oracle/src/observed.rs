@@ -37,7 +37,7 @@
 //! orders events, and the oracle compares what a timestamp decides (the ranking), not its
 //! value.
 
-use crate::error::{InputError, Pos};
+use crate::error::InputError;
 pub use crate::manifest::Object;
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
@@ -179,7 +179,7 @@ impl Observed {
 
 /// Read and abstract an observed trace file.
 pub fn load(path: &Path) -> Result<Observed, InputError> {
-    let text = std::fs::read_to_string(path)
+    let text = rsmc_spec::input::read_text(path)
         .map_err(|e| InputError::in_file(path, format!("cannot read: {e}")))?;
     parse(path, &text)
 }
@@ -187,22 +187,8 @@ pub fn load(path: &Path) -> Result<Observed, InputError> {
 /// Parse and abstract an observed trace (`file` names it in errors).
 pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let raw: RawObserved = serde_path_to_error::deserialize(de).map_err(|e| {
-        let (line, column) = (e.inner().line(), e.inner().column());
-        let path = e.path().to_string();
-        let message = e.into_inner().to_string();
-        // serde_json appends " at line L column C"; the position is given separately.
-        let message = message
-            .rsplit_once(" at line ")
-            .map_or(message.as_str(), |(m, _)| m)
-            .to_string();
-        let message = if path == "." {
-            message
-        } else {
-            format!("{path}: {message}")
-        };
-        InputError::at(file, Some(Pos { line, column }), message)
-    })?;
+    let raw: RawObserved =
+        serde_path_to_error::deserialize(de).map_err(|e| InputError::from_json(file, e))?;
     if raw.schema != SCHEMA {
         return Err(InputError::in_file(
             file,

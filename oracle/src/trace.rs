@@ -137,3 +137,27 @@ impl Trace {
         }
     }
 }
+
+/// Parse an `rsmc-trace/v1` file's text (`file` names it in errors): the trace and the
+/// profile it was written under. The error names the file and the line and column, or the
+/// field, and is meant to be printed as it is.
+pub fn parse(
+    file: &std::path::Path,
+    text: &str,
+) -> Result<(Trace, rsmc_spec::profile::Profile), String> {
+    let name = file.display();
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let trace: Trace = serde_path_to_error::deserialize(de)
+        .map_err(|e| crate::error::InputError::from_json(file, e).to_string())?;
+    if trace.schema != SCHEMA {
+        return Err(format!(
+            "{name}: schema: expected {SCHEMA:?}, got {:?}",
+            trace.schema
+        ));
+    }
+    let profile = trace
+        .profile
+        .parse()
+        .map_err(|e| format!("{name}: profile: {e}"))?;
+    Ok((trace, profile))
+}

@@ -137,7 +137,7 @@ pub fn load_file(path: &Path) -> Result<Vec<Document>, Error> {
 
 /// A file's text; one that cannot be read is an error naming it.
 pub fn read(path: &Path) -> Result<String, Error> {
-    std::fs::read_to_string(path).map_err(|e| Error::in_file(path, cannot_read(&e)))
+    rsmc_spec::input::read_text(path).map_err(|e| Error::in_file(path, cannot_read(&e)))
 }
 
 /// `cannot read: <reason>`, without the `(os error N)` suffix.

@@ -199,6 +199,22 @@ fn malformed_observed_json_names_the_file_and_line() {
     assert_eq!(err.position.map(|p| p.line), Some(2));
 }
 
+/// A file cut short names no field (serde_path_to_error's `?`) and no column 0: only the
+/// file, the line and column 1, and what was expected.
+#[test]
+fn a_truncated_observed_file_says_where_it_ends_without_a_stray_field() {
+    let err = observed::parse(Path::new("bad.observed.json"), "{\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "bad.observed.json:2:1: EOF while parsing an object"
+    );
+    let err = observed::parse(Path::new("bad.observed.json"), "\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "bad.observed.json:2:1: EOF while parsing a value"
+    );
+}
+
 /// `frontend.observed.json` with its first segment's events dropped (an outcome-only
 /// recording) and its first settled state changed by `doctor`, judged.
 fn frontend_settled_as(doctor: impl Fn(&mut serde_json::Value)) -> Verdict {

@@ -578,3 +578,50 @@ fn feature_gates_switch_the_scenarios_model() {
     assert_eq!(back.feature_gates, gated.scenario.feature_gates);
     assert_eq!(back.profile, gated.scenario.profile);
 }
+
+/// A step that names a ReplicaSet no earlier step applies (or one an earlier step deletes)
+/// would be answered NotFound and do nothing: refused with its line and the ReplicaSets
+/// there are. A replica count past what the oracle can judge is refused before anything runs.
+#[test]
+fn steps_on_missing_replicasets_and_huge_counts_are_refused() {
+    let apply = "  - apply:\n      manifest:\n        apiVersion: apps/v1\n        kind: ReplicaSet\n        metadata: {name: frontend, labels: {app: web}}\n        spec:\n          replicas: REPLICAS\n          selector: {matchLabels: {app: web}}\n          template:\n            metadata: {labels: {app: web}}\n            spec: {containers: [{name: c, image: nginx}]}\n";
+    let with = |replicas: &str, more: &str| {
+        format!(
+            "name: s\nsteps:\n{}{more}",
+            apply.replace("REPLICAS", replicas)
+        )
+    };
+    for (text, expected) in [
+        (
+            with("1", "  - scale: {replicaset: backend, replicas: 2}\n"),
+            ":14:5: steps[1].scale: replicaset backend: no earlier step applies it, so the API server would answer NotFound (ReplicaSets at this step: frontend)",
+        ),
+        (
+            with(
+                "1",
+                "  - delete: {replicaset: frontend}\n  - scale: {replicaset: frontend, replicas: 2}\n",
+            ),
+            ":15:5: steps[2].scale: replicaset frontend: an earlier step deletes it, so the API server would answer NotFound (ReplicaSets at this step: none)",
+        ),
+        (
+            with("1", "  - expireExpectations: {replicaset: backend, controller: 0}\n"),
+            ":14:5: steps[1].expireExpectations: replicaset backend: no earlier step applies it (applied: frontend)",
+        ),
+        (
+            with("1000000", ""),
+            ":3:5: steps[0].apply: replicaset frontend: 1000000 replicas: expected at most 100, the largest run the oracle is measured to judge (rsmc bench --oracle)",
+        ),
+        (
+            with("3", "  - scale: {replicaset: frontend, replicas: 101}\n"),
+            ":14:5: steps[1].scale: replicaset frontend: 101 replicas: expected at most 100, the largest run the oracle is measured to judge (rsmc bench --oracle)",
+        ),
+    ] {
+        let dir = scratch("missing-rs", &[]);
+        let err = scenario::load_str(&dir.path().join("s.yaml"), &text).unwrap_err();
+        assert!(err.to_string().ends_with(expected), "{err}\nexpected …{expected}");
+    }
+    let dir = scratch("missing-rs", &[]);
+    let fine = with("100", "  - scale: {replicaset: frontend, replicas: 0}\n");
+    scenario::load_str(&dir.path().join("s.yaml"), &fine)
+        .expect("100 replicas and a scale of an applied ReplicaSet load");
+}

@@ -102,11 +102,13 @@ pub use compile::{compile, Compiled};
 pub use step::{resource_name, Apply, ApplySource, Step, StepKind};
 pub use write::from_actions;
 
+use crate::manifest::Object;
 use crate::yaml::{cannot_read, FieldPath, Seg};
 use rsmc_spec::api::names::is_dns1123_subdomain;
 use rsmc_spec::gates::FeatureGates;
 use rsmc_spec::model::{PodAction, PodSet, Watcher};
 use rsmc_spec::profile::Profile;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// A scenario.
@@ -233,9 +235,13 @@ impl Scenario {
             return Some((root.key("steps"), "expected at least one step".into()));
         }
         let mut second_leader = false;
+        let mut replicasets = ReplicaSetsSoFar::default();
         for (i, step) in self.steps.iter().enumerate() {
             let at = root.key("steps").index(i).key(step.kind.keyword());
             if let Some(message) = self.step_problem(&step.kind, second_leader) {
+                return Some((at, message));
+            }
+            if let Some(message) = replicasets.step(&step.kind) {
                 return Some((at, message));
             }
             if let Some(node) = step
@@ -261,6 +267,7 @@ impl Scenario {
     }
 
     /// What is wrong with one step, given whether a second leader has started before it.
+    /// (The ReplicaSets a step names are [`ReplicaSetsSoFar`]'s.)
     fn step_problem(&self, kind: &StepKind, second_leader: bool) -> Option<String> {
         let controller = match kind {
             StepKind::RestartController { controller }
@@ -300,5 +307,90 @@ impl Scenario {
             }
             _ => None,
         }
+    }
+}
+
+/// The most replicas a scenario may ask of one ReplicaSet: the largest recording the oracle
+/// is measured to judge within its default budget (`oracle/tests/recorded/scale-100…`, `rsmc
+/// bench --oracle`). A cluster would create a million pods; the judge could not follow them.
+pub const MAX_REPLICAS: i32 = 100;
+
+/// The ReplicaSets the steps so far have applied and not deleted: a step that scales or
+/// deletes another would be answered NotFound by the API server and do nothing, which a
+/// scenario must not do silently.
+#[derive(Default)]
+struct ReplicaSetsSoFar {
+    live: BTreeSet<String>,
+    applied: BTreeSet<String>,
+}
+
+impl ReplicaSetsSoFar {
+    /// Take one step: what is wrong with the ReplicaSets it names or the replicas it asks.
+    fn step(&mut self, kind: &StepKind) -> Option<String> {
+        let too_many = |n: i32, what: &str| {
+            (n > MAX_REPLICAS).then(|| {
+                format!(
+                    "{what}: {n} replicas: expected at most {MAX_REPLICAS}, the largest run the oracle is measured to judge (rsmc bench --oracle)"
+                )
+            })
+        };
+        match kind {
+            StepKind::Apply(apply) => {
+                for m in &apply.manifests {
+                    if let Object::ReplicaSet(rs) = &m.object {
+                        let name = &rs.meta.name;
+                        if let Some(m) = too_many(rs.spec.replicas, &format!("replicaset {name}")) {
+                            return Some(m);
+                        }
+                        self.live.insert(name.clone());
+                        self.applied.insert(name.clone());
+                    }
+                }
+                None
+            }
+            StepKind::Scale {
+                replicaset,
+                replicas,
+            } => self
+                .missing(replicaset)
+                .or_else(|| too_many(*replicas, &format!("replicaset {replicaset}"))),
+            StepKind::DeleteReplicaSet { replicaset, .. } => {
+                let missing = self.missing(replicaset);
+                self.live.remove(replicaset);
+                missing
+            }
+            StepKind::ExpireExpectations { replicaset, .. } => (!self.applied.contains(replicaset))
+                .then(|| {
+                    format!(
+                        "replicaset {replicaset}: no earlier step applies it (applied: {})",
+                        listed(&self.applied)
+                    )
+                }),
+            _ => None,
+        }
+    }
+
+    /// Why `name` cannot be acted on here, if it cannot.
+    fn missing(&self, name: &str) -> Option<String> {
+        if self.live.contains(name) {
+            return None;
+        }
+        let why = if self.applied.contains(name) {
+            "an earlier step deletes it"
+        } else {
+            "no earlier step applies it"
+        };
+        Some(format!(
+            "replicaset {name}: {why}, so the API server would answer NotFound (ReplicaSets at this step: {})",
+            listed(&self.live)
+        ))
+    }
+}
+
+fn listed(names: &BTreeSet<String>) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.iter().cloned().collect::<Vec<_>>().join(", ")
     }
 }

@@ -230,9 +230,18 @@ impl Model for RsModel {
         Some(self.describe(last, &action))
     }
 
-    /// The Explorer draws the cluster and its kubectl tables (`svg`), not the `Debug` dump.
+    /// The Explorer draws the cluster and its kubectl tables (`svg`), not the `Debug` dump,
+    /// headed by the safety properties the state breaks.
     fn as_svg(&self, path: stateright::Path<State, Action>) -> Option<String> {
-        Some(svg::svg(&path.last_state().api))
+        let last = path.last_state();
+        let violated: Vec<&str> = self
+            .properties()
+            .iter()
+            .filter(|p| matches!(p.expectation, stateright::Expectation::Always))
+            .filter(|p| !(p.condition)(self, last))
+            .map(|p| p.name)
+            .collect();
+        Some(svg::svg(&last.api, &violated))
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

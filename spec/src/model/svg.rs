@@ -31,8 +31,11 @@ const PER_ROW: usize = 4;
 /// The smallest pod card, wide enough for a generated name and its status.
 const MIN_POD_WIDTH: f64 = 170.0;
 
-/// The picture of `api`'s objects and their kubectl tables, as one SVG document.
-pub fn svg(api: &ApiServer) -> String {
+/// The picture of `api`'s objects and their kubectl tables, as one SVG document, headed by
+/// the safety properties the state breaks (`violated`), if any: the Explorer's own page says
+/// only what its search is doing, so a counterexample opened there (`rsmc explore --trace`)
+/// names what it breaks here.
+pub fn svg(api: &ApiServer, violated: &[&str]) -> String {
     let groups = groups(api);
     let pod_width = api
         .pods
@@ -45,6 +48,21 @@ pub fn svg(api: &ApiServer) -> String {
     let mut body = String::new();
     let mut y = MARGIN;
     let mut width: f64 = 0.0;
+    for name in violated {
+        let line = format!("VIOLATES: {name}");
+        y += LINE;
+        text(
+            &mut body,
+            MARGIN,
+            y,
+            "class=\"violated\" fill=\"#b00020\" font-weight=\"bold\"",
+            &line,
+        );
+        width = width.max(line.chars().count() as f64 * CHAR);
+    }
+    if !violated.is_empty() {
+        y += GAP;
+    }
     for group in &groups {
         let (w, h) = draw_group(&mut body, group, MARGIN, y, pod_width);
         width = width.max(w);
@@ -403,7 +421,7 @@ mod tests {
                 pod("pod1", None, false),
             ],
         );
-        let svg = svg(&api);
+        let svg = svg(&api, &[]);
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
         assert!(svg.ends_with("</svg>"));
         assert_eq!(svg.matches("<g ").count(), svg.matches("</g>").count());
@@ -442,14 +460,14 @@ mod tests {
         let mut rs = frontend(1);
         rs.meta.deletion_timestamp = Some(3);
         rs.meta.finalizers = vec![Finalizer::ForegroundDeletion];
-        let svg = svg(&cluster(vec![rs], vec![]));
+        let svg = svg(&cluster(vec![rs], vec![]), &[]);
         let owner = group(&svg, "replicaset deleting");
         assert!(owner.contains("stroke-dasharray"));
         assert!(owner.contains(" · being deleted (foregroundDeletion)</text>"));
         assert!(owner.contains(">no pods</text>"));
         assert!(!svg.contains("no-controller"));
 
-        let empty = super::svg(&ApiServer::default());
+        let empty = super::svg(&ApiServer::default(), &[]);
         assert!(empty.contains("No resources found in default namespace."));
     }
 }
