@@ -415,7 +415,29 @@ pub struct BugsArgs {
     pub json: bool,
 }
 
+/// `rsmc … | head`: a reader that closes stdout early. Rust ignores SIGPIPE (so that a
+/// closed socket is an error, not death), which makes `println!` panic on the broken pipe.
+/// End as a Unix tool killed by SIGPIPE does, quietly with 141, and leave every other
+/// panic to the default hook. Commands that hold a cluster print their report after their
+/// cleanup, so nothing is left behind.
+fn quiet_on_broken_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let text = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if text.starts_with("failed printing to stdout") && text.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() {
+    quiet_on_broken_stdout();
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check(args) => check::run(&args),

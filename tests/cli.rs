@@ -741,3 +741,26 @@ fn a_config_value_of_the_wrong_type_names_field_and_line() {
         "{err}"
     );
 }
+
+/// `rsmc bugs | head -1`: a reader that closes the pipe early ends the command quietly (141,
+/// as SIGPIPE would), not with a panic.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    for _ in 0..3 {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rsmc"))
+            .arg("bugs")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("rsmc runs");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            matches!(out.status.code(), Some(0 | 141)),
+            "{:?} {err}",
+            out.status
+        );
+    }
+}
