@@ -7,7 +7,7 @@
 
 use crate::exit;
 use indicatif::{ProgressBar, ProgressStyle};
-use rsmc_conformance::control_plane::{self, binaries, ClusterError, UpOptions};
+use rsmc_conformance::control_plane::{self, binaries, ClusterError, ComponentStatus, UpOptions};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -178,18 +178,15 @@ fn run_status(args: &DirArgs) -> i32 {
             if status.healthy() {
                 exit::OK
             } else {
-                let dead: Vec<&str> = status
-                    .components
-                    .iter()
-                    .filter(|c| c.dead())
-                    .map(|c| c.name.as_str())
-                    .collect();
-                let silent: Vec<&str> = status
-                    .components
-                    .iter()
-                    .filter(|c| c.silent())
-                    .map(|c| c.name.as_str())
-                    .collect();
+                let names = |pick: fn(&ComponentStatus) -> bool| -> Vec<&str> {
+                    status
+                        .components
+                        .iter()
+                        .filter(|c| pick(c))
+                        .map(|c| c.name.as_str())
+                        .collect()
+                };
+                let (dead, silent) = (names(ComponentStatus::dead), names(ComponentStatus::silent));
                 if !silent.is_empty() && dead.is_empty() {
                     eprintln!(
                         "error: {} runs but does not answer its health check (stopping, or hung); `rsmc cluster up` replaces the cluster",

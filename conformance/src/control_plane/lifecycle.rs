@@ -434,24 +434,19 @@ pub fn status(state_dir: &Path) -> Result<Status, ClusterError> {
     let components = state
         .components
         .iter()
-        .map(|c: &Component| ComponentStatus {
-            name: c.name.clone(),
-            pid: c.pid,
-            alive: c.pid.is_some_and(|pid| process::alive(pid, &marker)),
-            log: c.log.clone(),
-            answering: None,
-        })
-        .collect::<Vec<_>>();
-    // A process that runs is not one that serves: a kube-apiserver sent SIGTERM runs on for
-    // its shutdown delay while refusing connections. Ask each that can be asked.
-    let components = components
-        .into_iter()
-        .zip(&state.components)
-        .map(|(mut status, c)| {
-            if status.alive && state.complete && c.readiness.answers_probes() {
-                status.answering = Some(c.readiness.probe(&c.log, 0));
+        .map(|c: &Component| {
+            let alive = c.pid.is_some_and(|pid| process::alive(pid, &marker));
+            // A process that runs is not one that serves: a kube-apiserver sent SIGTERM runs
+            // on for its shutdown delay while refusing connections. Ask each that can be asked.
+            let answering = (alive && state.complete && c.readiness.answers_probes())
+                .then(|| c.readiness.probe(&c.log, 0));
+            ComponentStatus {
+                name: c.name.clone(),
+                pid: c.pid,
+                alive,
+                log: c.log.clone(),
+                answering,
             }
-            status
         })
         .collect();
     Ok(Status {
