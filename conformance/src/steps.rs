@@ -9,6 +9,7 @@
 //! deleted) changes nothing and the scenario goes on, as in the model.
 
 use crate::kubelet;
+use crate::precondition;
 use crate::recorder::{PendingWrite, Recorded, Recorder, Resource};
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -90,14 +91,30 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
             replicaset,
             replicas,
         } => {
-            let patch = Patch::Merge(json!({"spec": {"replicas": replicas}}));
-            let r = ctx
-                .replicasets()
-                .patch_scale(replicaset, &PatchParams::default(), &patch)
-                .await;
-            if let Some(scale) = accept(|| format!("scale rs/{replicaset}"), r)? {
-                ctx.recorder
-                    .own_write(ctx.index, scale.metadata.resource_version.as_deref());
+            // Conditioned on the version read (see [`precondition`]): scaling to the current
+            // count writes nothing.
+            let api = ctx.replicasets();
+            let api = &api;
+            let written = precondition::write(
+                || async { Ok(api.get_scale(replicaset).await?.metadata.resource_version) },
+                |rv| {
+                    let patch = Patch::Merge(json!({
+                        "metadata": {"resourceVersion": rv},
+                        "spec": {"replicas": replicas},
+                    }));
+                    async move {
+                        let scale = api
+                            .patch_scale(replicaset, &PatchParams::default(), &patch)
+                            .await?;
+                        Ok(scale.metadata.resource_version)
+                    }
+                },
+            )
+            .await;
+            if let Some(after) = accept(|| format!("scale rs/{replicaset}"), written.answer)? {
+                if precondition::wrote(written.before.as_deref(), after.as_deref()) {
+                    ctx.recorder.own_write(ctx.index, after.as_deref());
+                }
             }
             Ok(())
         }
@@ -149,10 +166,10 @@ fn version(v: Option<&str>) -> u64 {
     v.and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
-/// `kubectl apply`: a server-side apply of each manifest, in order. An apply that changes
-/// nothing writes nothing, and then nothing is marked.
+/// `kubectl apply`: a server-side apply of each manifest, in order, conditioned on the
+/// version read just before (see [`precondition`]). An apply that changes nothing writes
+/// nothing, and then nothing is marked.
 async fn apply(ctx: &mut StepContext<'_>, apply: &Apply) -> Result<(), StepError> {
-    let params = PatchParams::apply(FIELD_MANAGER).force();
     for manifest in &apply.manifests {
         ctx.before_write().await;
         let mut raw = manifest.raw.clone();
@@ -161,31 +178,47 @@ async fn apply(ctx: &mut StepContext<'_>, apply: &Apply) -> Result<(), StepError
         }
         let name = manifest.object.name().to_string();
         let what = || format!("apply {} {name}", manifest.object.kind());
-        let (old, new) = match &manifest.object {
-            Object::ReplicaSet(_) => {
-                let api = ctx.replicasets();
-                let old = accept(what, api.get_opt(&name).await)?.flatten();
-                let new = accept(what, api.patch(&name, &params, &Patch::Apply(&raw)).await)?;
-                (
-                    old.and_then(|o| o.metadata.resource_version),
-                    new.and_then(|o| o.metadata.resource_version),
-                )
-            }
-            Object::Pod(_) => {
-                let api = ctx.pods();
-                let old = accept(what, api.get_opt(&name).await)?.flatten();
-                let new = accept(what, api.patch(&name, &params, &Patch::Apply(&raw)).await)?;
-                (
-                    old.and_then(|o| o.metadata.resource_version),
-                    new.and_then(|o| o.metadata.resource_version),
-                )
-            }
+        let written = match &manifest.object {
+            Object::ReplicaSet(_) => apply_one(&ctx.replicasets(), &name, &raw).await,
+            Object::Pod(_) => apply_one(&ctx.pods(), &name, &raw).await,
         };
-        if new.is_some() && new != old {
-            ctx.recorder.own_write(ctx.index, new.as_deref());
+        if let Some(after) = accept(what, written.answer)? {
+            if precondition::wrote(written.before.as_deref(), after.as_deref()) {
+                ctx.recorder.own_write(ctx.index, after.as_deref());
+            }
         }
     }
     Ok(())
+}
+
+/// One server-side apply of `raw` to the object `name`, conditioned on its version; the
+/// answer is the applied object's resourceVersion.
+async fn apply_one<K>(
+    api: &Api<K>,
+    name: &str,
+    raw: &serde_json::Value,
+) -> precondition::Conditioned<Option<String>>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let params = &params;
+    precondition::write(
+        || async {
+            Ok(api
+                .get_opt(name)
+                .await?
+                .and_then(|o| o.meta().resource_version.clone()))
+        },
+        |rv| {
+            let body = precondition::with_resource_version(raw, rv.as_deref());
+            async move {
+                let new = api.patch(name, params, &Patch::Apply(&body)).await?;
+                Ok(new.meta().resource_version.clone())
+            }
+        },
+    )
+    .await
 }
 
 /// The cluster's objects in the namespace, abstracted as the model sees them.
@@ -323,14 +356,34 @@ async fn pod_action(
             for (k, v) in set {
                 labels.insert(k.clone(), json!(v));
             }
-            let patch = Patch::Merge(json!({"metadata": {"labels": labels}}));
-            let r = PodWrite::new(
-                || what("label"),
-                api.patch(&name, &PatchParams::default(), &patch).await,
-            )?;
-            if let Some(p) = r.written() {
-                ctx.recorder
-                    .own_write(ctx.index, p.metadata.resource_version.as_deref());
+            // Conditioned on the version read (see [`precondition`]): setting labels the pod
+            // already has writes nothing.
+            let api = &api;
+            let labels = &labels;
+            let written = precondition::write(
+                || async {
+                    Ok(api
+                        .get_opt(&name)
+                        .await?
+                        .and_then(|p| p.metadata.resource_version))
+                },
+                |rv| {
+                    let patch = Patch::Merge(json!({
+                        "metadata": {"labels": labels, "resourceVersion": rv},
+                    }));
+                    let name = &name;
+                    async move {
+                        let p = api.patch(name, &PatchParams::default(), &patch).await?;
+                        Ok(p.metadata.resource_version)
+                    }
+                },
+            )
+            .await;
+            let r = PodWrite::new(|| what("label"), written.answer)?;
+            if let Some(after) = r.written() {
+                if precondition::wrote(written.before.as_deref(), after.as_deref()) {
+                    ctx.recorder.own_write(ctx.index, after.as_deref());
+                }
             }
             r.acted()
         }

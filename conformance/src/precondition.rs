@@ -1,0 +1,84 @@
+//! The runner's writes that the recording attributes by their answer, conditioned on the
+//! resourceVersion the runner read just before.
+//!
+//! A write that changes nothing (re-applying an unchanged manifest, scaling to the current
+//! count, setting a label a pod already has) makes no event, and the API server answers with
+//! the object as it is. Its resourceVersion is then the last writer's: if the controller
+//! wrote in between the runner's read and its request, the runner would take the
+//! controller's event for its own. That happened on v1.37.2 with two suites sharing the
+//! cores: re-applying `frontend.yaml` while the old frontend was still being deleted answered
+//! with the controller's status update, which the recording then gave to the user's step, and
+//! the oracle rightly found that the user cannot write a status.
+//!
+//! With the resourceVersion read as a precondition nobody can write in between: an answer
+//! whose resourceVersion differs from it is this write's own event, and an answer with the
+//! same one changed nothing. A conflict (someone wrote after the read) is read and tried
+//! again: the model's step lands a little later, which is one of the interleavings it allows.
+
+use std::future::Future;
+
+/// How many times a write refused for a conflict is read and tried again before the step
+/// fails (the controller would have to write between every read and request).
+pub const ATTEMPTS: usize = 10;
+
+/// A conditioned write's outcome.
+pub struct Conditioned<T> {
+    /// The resourceVersion the write was conditioned on; none where the object did not exist
+    /// (the write is unconditioned then: a create, or a request the server refuses as 404).
+    pub before: Option<String>,
+    /// The API server's answer to the last attempt.
+    pub answer: Result<T, kube::Error>,
+}
+
+/// Whether an answer carrying the resourceVersion `after` to a write conditioned on `before`
+/// is that write's own event.
+pub fn wrote(before: Option<&str>, after: Option<&str>) -> bool {
+    after.is_some() && after != before
+}
+
+/// Read the object's resourceVersion (`read`: `None` when the object does not exist), then
+/// `write` conditioned on it, again while the answer is a conflict (at most [`ATTEMPTS`]).
+pub async fn write<T, R, RF, W, WF>(mut read: R, mut write: W) -> Conditioned<T>
+where
+    R: FnMut() -> RF,
+    RF: Future<Output = Result<Option<String>, kube::Error>>,
+    W: FnMut(Option<String>) -> WF,
+    WF: Future<Output = Result<T, kube::Error>>,
+{
+    let mut attempt = 1;
+    loop {
+        let before = match read().await {
+            Ok(v) => v,
+            Err(e) => {
+                return Conditioned {
+                    before: None,
+                    answer: Err(e),
+                }
+            }
+        };
+        let answer = write(before.clone()).await;
+        if attempt < ATTEMPTS && answer.as_ref().is_err_and(conflict) {
+            attempt += 1;
+            continue;
+        }
+        return Conditioned { before, answer };
+    }
+}
+
+/// A 409: the object changed after the read (the runner's server-side applies force their
+/// fields, so a field-manager conflict is not one of these).
+fn conflict(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 409)
+}
+
+/// `body` with `metadata.resourceVersion` set to `rv` (removed when there is none).
+pub fn with_resource_version(body: &serde_json::Value, rv: Option<&str>) -> serde_json::Value {
+    let mut body = body.clone();
+    if let Some(meta) = body.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        match rv {
+            Some(rv) => meta.insert("resourceVersion".into(), rv.into()),
+            None => meta.remove("resourceVersion"),
+        };
+    }
+    body
+}
