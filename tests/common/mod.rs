@@ -34,10 +34,17 @@ pub struct Cluster {
 
 impl Cluster {
     /// `rsmc cluster up` with `args` in a fresh state directory.
+    /// Clusters of one test binary come up one at a time: each picks free ports and lets
+    /// them go just before its components bind them, and two coming up at once can pick the
+    /// same port in that window (seen with six at once: "event-gate … Address already in
+    /// use").
     pub fn up(name: &str, args: &[&str]) -> Cluster {
+        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let state = std::env::temp_dir().join(format!("rsmc-e2e-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&state);
+        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let o = rsmc(&[&["cluster", "up"], args].concat(), &state);
+        drop(turn);
         assert!(o.status.success(), "cluster up failed:\n{}", text(&o));
         let pids = pids(&state);
         assert!(pids.len() >= 4, "expected four components: {pids:?}");
