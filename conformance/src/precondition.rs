@@ -15,53 +15,44 @@
 //! same one changed nothing. A conflict (someone wrote after the read) is read and tried
 //! again: the model's step lands a little later, which is one of the interleavings it allows.
 
+use kube::Api;
+use serde::de::DeserializeOwned;
 use std::future::Future;
 
 /// How many times a write refused for a conflict is read and tried again before the step
 /// fails (the controller would have to write between every read and request).
 pub const ATTEMPTS: usize = 10;
 
-/// A conditioned write's outcome.
-pub struct Conditioned<T> {
-    /// The resourceVersion the write was conditioned on; none where the object did not exist
-    /// (the write is unconditioned then: a create, or a request the server refuses as 404).
-    pub before: Option<String>,
-    /// The API server's answer to the last attempt.
-    pub answer: Result<T, kube::Error>,
-}
-
-/// Whether an answer carrying the resourceVersion `after` to a write conditioned on `before`
-/// is that write's own event.
-pub fn wrote(before: Option<&str>, after: Option<&str>) -> bool {
-    after.is_some() && after != before
+/// The resourceVersion of the object `name`, or `None` when there is no such object.
+pub async fn version_of<K>(api: &Api<K>, name: &str) -> Result<Option<String>, kube::Error>
+where
+    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    Ok(api
+        .get_opt(name)
+        .await?
+        .and_then(|o| o.meta().resource_version.clone()))
 }
 
 /// Read the object's resourceVersion (`read`: `None` when the object does not exist), then
 /// `write` conditioned on it, again while the answer is a conflict (at most [`ATTEMPTS`]).
-pub async fn write<T, R, RF, W, WF>(mut read: R, mut write: W) -> Conditioned<T>
+/// `write` answers with the resourceVersion of the object as written; the result is that
+/// resourceVersion when it is this write's own event, and `None` when the write changed
+/// nothing (the answer kept the version the write was conditioned on).
+pub async fn write<R, RF, W, WF>(mut read: R, mut write: W) -> Result<Option<String>, kube::Error>
 where
     R: FnMut() -> RF,
     RF: Future<Output = Result<Option<String>, kube::Error>>,
     W: FnMut(Option<String>) -> WF,
-    WF: Future<Output = Result<T, kube::Error>>,
+    WF: Future<Output = Result<Option<String>, kube::Error>>,
 {
     let mut attempt = 1;
     loop {
-        let before = match read().await {
-            Ok(v) => v,
-            Err(e) => {
-                return Conditioned {
-                    before: None,
-                    answer: Err(e),
-                }
-            }
-        };
-        let answer = write(before.clone()).await;
-        if attempt < ATTEMPTS && answer.as_ref().is_err_and(conflict) {
-            attempt += 1;
-            continue;
+        let before = read().await?;
+        match write(before.clone()).await {
+            Err(e) if attempt < ATTEMPTS && conflict(&e) => attempt += 1,
+            answer => return Ok(answer?.filter(|after| Some(after) != before.as_ref())),
         }
-        return Conditioned { before, answer };
     }
 }
 

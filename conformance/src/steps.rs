@@ -111,10 +111,8 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
                 },
             )
             .await;
-            if let Some(after) = accept(|| format!("scale rs/{replicaset}"), written.answer)? {
-                if precondition::wrote(written.before.as_deref(), after.as_deref()) {
-                    ctx.recorder.own_write(ctx.index, after.as_deref());
-                }
+            if let Some(own) = accept(|| format!("scale rs/{replicaset}"), written)?.flatten() {
+                ctx.recorder.own_write(ctx.index, Some(&own));
             }
             Ok(())
         }
@@ -182,34 +180,27 @@ async fn apply(ctx: &mut StepContext<'_>, apply: &Apply) -> Result<(), StepError
             Object::ReplicaSet(_) => apply_one(&ctx.replicasets(), &name, &raw).await,
             Object::Pod(_) => apply_one(&ctx.pods(), &name, &raw).await,
         };
-        if let Some(after) = accept(what, written.answer)? {
-            if precondition::wrote(written.before.as_deref(), after.as_deref()) {
-                ctx.recorder.own_write(ctx.index, after.as_deref());
-            }
+        if let Some(own) = accept(what, written)?.flatten() {
+            ctx.recorder.own_write(ctx.index, Some(&own));
         }
     }
     Ok(())
 }
 
-/// One server-side apply of `raw` to the object `name`, conditioned on its version; the
-/// answer is the applied object's resourceVersion.
+/// One server-side apply of `raw` to the object `name`, conditioned on its version: the
+/// resourceVersion of its own event, if it wrote.
 async fn apply_one<K>(
     api: &Api<K>,
     name: &str,
     raw: &serde_json::Value,
-) -> precondition::Conditioned<Option<String>>
+) -> Result<Option<String>, kube::Error>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let params = &params;
     precondition::write(
-        || async {
-            Ok(api
-                .get_opt(name)
-                .await?
-                .and_then(|o| o.meta().resource_version.clone()))
-        },
+        || precondition::version_of(api, name),
         |rv| {
             let body = precondition::with_resource_version(raw, rv.as_deref());
             async move {
@@ -361,12 +352,7 @@ async fn pod_action(
             let api = &api;
             let labels = &labels;
             let written = precondition::write(
-                || async {
-                    Ok(api
-                        .get_opt(&name)
-                        .await?
-                        .and_then(|p| p.metadata.resource_version))
-                },
+                || precondition::version_of(api, &name),
                 |rv| {
                     let patch = Patch::Merge(json!({
                         "metadata": {"labels": labels, "resourceVersion": rv},
@@ -379,11 +365,9 @@ async fn pod_action(
                 },
             )
             .await;
-            let r = PodWrite::new(|| what("label"), written.answer)?;
-            if let Some(after) = r.written() {
-                if precondition::wrote(written.before.as_deref(), after.as_deref()) {
-                    ctx.recorder.own_write(ctx.index, after.as_deref());
-                }
+            let r = PodWrite::new(|| what("label"), written)?;
+            if let Some(Some(own)) = r.written() {
+                ctx.recorder.own_write(ctx.index, Some(own));
             }
             r.acted()
         }
