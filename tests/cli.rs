@@ -228,6 +228,42 @@ fn oracle_exit_codes_follow_the_verdict() {
     assert_eq!(v["settle_points"][2]["trace"]["result"], "diverges");
 }
 
+/// A recording whose steps are numbered from 1 (each user write given to the step after it)
+/// is bad input, exit 2, with the file and the event named, not a controller found writing
+/// what only the user may.
+#[test]
+fn oracle_refuses_steps_numbered_from_one_with_exit_2() {
+    let scenario = repo("oracle/tests/scenarios/ranking.yaml");
+    let text =
+        std::fs::read_to_string(repo("oracle/tests/observed/ranking.observed.json")).unwrap();
+    let mut observed: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for segment in observed["segments"].as_array_mut().unwrap() {
+        for event in segment["events"].as_array_mut().unwrap() {
+            if let Some(step) = event.get("step").and_then(|s| s.as_u64()) {
+                event["step"] = (step + 1).into();
+            }
+        }
+    }
+    let file = temp_dir("from-one.observed.json");
+    std::fs::write(&file, observed.to_string()).unwrap();
+    let (code, out, err) = rsmc(&[
+        "oracle",
+        "--scenario",
+        &scenario,
+        "--observed",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.starts_with(&format!(
+            "error: {}: segments[0].events[0].step: step 1",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("numbered from 0"), "{err}");
+}
+
 /// `ranking.observed.json` as if recorded on another cluster: `cluster` replaced.
 fn ranking_recorded_on(cluster: serde_json::Value) -> Scratch {
     let text =

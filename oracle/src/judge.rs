@@ -143,6 +143,9 @@ pub enum JudgeError {
     Segments { observed: usize, expected: usize },
     #[error("the observed trace is of scenario {observed:?}, not {expected:?}")]
     Scenario { observed: String, expected: String },
+    /// An event's `step` no step of the scenario can be (bad input).
+    #[error(transparent)]
+    Step(#[from] crate::step_numbering::StepError),
     #[error(transparent)]
     TooLarge(#[from] Exhausted),
     /// The witness search stopped at its budget: how far it got.
@@ -347,6 +350,7 @@ fn check_shape(subject: &Subject, observed: &Observed) -> Result<Vec<usize>, Jud
             expected: settles.len(),
         });
     }
+    crate::step_numbering::check(subject, &settles, observed)?;
     Ok(settles)
 }
 

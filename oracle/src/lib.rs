@@ -21,6 +21,7 @@ pub mod replay;
 pub mod run_scenario;
 pub mod scenario;
 pub mod side_by_side;
+pub mod step_numbering;
 pub mod trace;
 pub mod trace_text;
 pub mod validate;

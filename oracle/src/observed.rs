@@ -14,8 +14,8 @@
 //!       "events": [                         // watch events of ReplicaSets and pods since the
 //!         {                                 //   previous settle point, ordered by resourceVersion;
 //!           "type": "ADDED" | "MODIFIED" | "DELETED",   //   null when they were not recorded
-//!           "step": 0,                      // the scenario step whose own write this is;
-//!                                           //   absent for writes by anyone else
+//!           "step": 0,                      // the scenario step whose own write this is
+//!                                           //   (see below); absent for anyone else's
 //!           "object": { … }                 // the object as the watch delivered it (apps/v1
 //!         }, …                              //   ReplicaSet or v1 Pod, with kind/apiVersion)
 //!       ],
@@ -27,7 +27,12 @@
 //!
 //! A runner knows which writes are its own (it gets their resourceVersions back), which is
 //! how `step` is filled in: it lets the oracle tell the user's writes from the controller's
-//! and the garbage collector's.
+//! and the garbage collector's. `step` is the index of the step in the scenario's `steps`,
+//! counted from 0 with every step included (`settle`, `wait`, `hold`, faults); verdicts list
+//! the same step as `step + 1`. Only a step that writes as a client (apply, scale, delete,
+//! label, the scheduler's binding, the kubelet's reports) can own an event, and only in the
+//! segment of the settle point after it; anything else is refused as bad input
+//! ([`crate::step_numbering`]), since judged it would read as a controller fault.
 //!
 //! Objects are abstracted into the model's domain as they are read ([`abstract_replicaset`],
 //! [`abstract_pod`]): the fields the model has are read, everything the server adds

@@ -283,3 +283,65 @@ fn a_settled_state_is_named_by_the_convergence_condition_it_breaks() {
     assert!(v.conforms, "{}", render(&v));
     assert_eq!(v.breaks(), None);
 }
+
+/// `frontend.observed.json` with its events' `step`s changed by `doctor`, judged: the error.
+fn frontend_with_steps(doctor: impl Fn(&mut serde_json::Value)) -> String {
+    let text =
+        std::fs::read_to_string(root().join("tests/observed/frontend.observed.json")).unwrap();
+    let mut trace: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for segment in trace["segments"].as_array_mut().unwrap() {
+        for event in segment["events"].as_array_mut().unwrap() {
+            if event.get("step").is_some() {
+                doctor(&mut event["step"]);
+            }
+        }
+    }
+    let observed = observed::parse(
+        Path::new("doctored.observed.json"),
+        &serde_json::to_string(&trace).unwrap(),
+    )
+    .unwrap();
+    let prepared = Prepared::load(
+        &root().join("../conformance/scenarios/frontend.yaml"),
+        Profile::K8s120,
+    )
+    .unwrap();
+    let err = judge(
+        &prepared.subject(),
+        &observed,
+        &Budget::default().with_states(500_000),
+    )
+    .unwrap_err();
+    assert!(err.exhausted().is_none(), "a bad-input error: {err}");
+    err.to_string()
+}
+
+/// `step` counts the scenario's steps from 0, settle included: a recording numbered from 1, a
+/// step that makes no write or writes in another segment, or one past the end is refused as
+/// bad input naming the event and the steps that write there, not judged as a controller
+/// writing what only the user may.
+#[test]
+fn an_events_step_that_no_writing_step_of_its_segment_can_be_is_bad_input() {
+    let from_one = frontend_with_steps(|s| *s = (s.as_u64().unwrap() + 1).into());
+    assert_eq!(
+        from_one,
+        "segments[0].events[0].step: step 1 (`settle`) makes no write, so no event is its own; \
+         steps are numbered from 0, settle and wait included; in segment 0 these write: \
+         0 (`kubectl apply -f manifests/frontend.yaml`)"
+    );
+    let elsewhere = frontend_with_steps(|s| *s = 2.into());
+    assert!(
+        elsewhere.starts_with(
+            "segments[0].events[0].step: step 2 (`scheduler: bind pods of frontend to node-1`) \
+             writes in segment 1 (before settle point 2), not in this one"
+        ),
+        "{elsewhere}"
+    );
+    let past = frontend_with_steps(|s| *s = 9.into());
+    assert!(
+        past.starts_with(
+            "segments[0].events[0].step: step 9 does not exist: the scenario has 5 steps, numbered from 0"
+        ),
+        "{past}"
+    );
+}

@@ -146,6 +146,27 @@ impl Action {
                 | Action::RemoveMarkedPod { .. }
         )
     }
+
+    /// Whether a client of the API server (the user's kubectl, the scheduler, the kubelet)
+    /// makes this move by a write of its own, which a recording attributes to the scenario
+    /// step that made it (`step` of an `rsmc-observed/v1` event). Faults, a second passing
+    /// and held or released watch events write nothing.
+    pub fn is_client_write(&self) -> bool {
+        matches!(
+            self,
+            Action::ApplyReplicaSet { .. }
+                | Action::ScaleReplicaSet { .. }
+                | Action::DeleteReplicaSet { .. }
+                | Action::ApplyPod { .. }
+                | Action::LabelPod { .. }
+                | Action::DeletePod { .. }
+                | Action::SchedulePod { .. }
+                | Action::PodReady { .. }
+                | Action::PodUnready { .. }
+                | Action::PodFailed { .. }
+                | Action::FinishPodDeletion { .. }
+        )
+    }
 }
 
 impl Action {

@@ -43,6 +43,18 @@ pub enum ScriptStep {
     Settle,
 }
 
+impl ScriptStep {
+    /// Whether the step is a client's write (see [`Action::is_client_write`]); a pod step
+    /// writes once per pod it acts on.
+    pub fn writes(&self) -> bool {
+        match self {
+            ScriptStep::Move(a) => a.is_client_write(),
+            ScriptStep::Pods { .. } => true,
+            ScriptStep::Settle => false,
+        }
+    }
+}
+
 /// Which pods a step acts on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodSelection {
