@@ -192,30 +192,59 @@ pub enum Method {
 }
 
 /// [`judge`] by the given method.
+///
+/// A recording no run of the model produces is judged a second time by the model's runs
+/// that go on past a safety violation, whose verdict names what the recording breaks. The
+/// first judgement's explanation (the exhaustive levels, the costly part: tens of seconds on
+/// a 50-pod recording) is made only when the second one cannot be had.
 pub fn judge_with(
     subject: &Subject,
     observed: &Observed,
     budget: &Budget,
     method: Method,
 ) -> Result<Verdict, JudgeError> {
-    let first = judge_by(subject, observed, budget, method)?;
-    if first.conforms || subject.model.past_violations {
-        return Ok(first);
-    }
+    let first = match witness_first(subject, observed, budget, method)? {
+        Judged::Verdict(v) if v.conforms || subject.model.past_violations => return Ok(v),
+        Judged::Diverges(d) if subject.model.past_violations => {
+            return explain(subject, observed, budget, d)
+        }
+        first => first,
+    };
     let model = subject.model.clone().past_violations();
     let past = Subject {
         model: &model,
         ..*subject
     };
     match judge_by(&past, observed, budget, method) {
-        Err(t @ (JudgeError::TooLarge(_) | JudgeError::Unwitnessed(_))) => Ok(Verdict {
-            note: Some(format!(
-                "judged by the model's runs that stop at a safety violation: with the runs that go on past one, {t}"
-            )),
-            ..first
-        }),
+        Err(t @ (JudgeError::TooLarge(_) | JudgeError::Unwitnessed(_))) => {
+            let first = match first {
+                Judged::Verdict(v) => v,
+                Judged::Diverges(d) => explain(subject, observed, budget, d)?,
+            };
+            Ok(Verdict {
+                note: Some(format!(
+                    "judged by the model's runs that stop at a safety violation: with the runs that go on past one, {t}"
+                )),
+                ..first
+            })
+        }
         other => other,
     }
+}
+
+/// What judging a recording comes to before a divergence is explained.
+enum Judged {
+    Verdict(Verdict),
+    /// No run of the model produces the recording (the witness search decided it, also with
+    /// informers further behind); the exhaustive levels are still to say where and why.
+    Diverges(Divergent),
+}
+
+/// Where the witness search's furthest run stopped.
+struct Divergent {
+    settles: Vec<usize>,
+    segment: usize,
+    stop: witness::Stop,
 }
 
 /// Judge `observed` against `subject.model` as it is: by the witness search where every
@@ -226,10 +255,23 @@ fn judge_by(
     budget: &Budget,
     method: Method,
 ) -> Result<Verdict, JudgeError> {
+    match witness_first(subject, observed, budget, method)? {
+        Judged::Verdict(v) => Ok(v),
+        Judged::Diverges(d) => explain(subject, observed, budget, d),
+    }
+}
+
+/// [`judge_by`] up to the explanation of a divergence.
+fn witness_first(
+    subject: &Subject,
+    observed: &Observed,
+    budget: &Budget,
+    method: Method,
+) -> Result<Judged, JudgeError> {
     let settles = check_shape(subject, observed)?;
     let recorded = observed.segments.iter().all(|s| s.events.is_some());
     if method == Method::Exhaustive || !recorded {
-        return exhaustive(subject, observed, budget);
+        return exhaustive(subject, observed, budget).map(Judged::Verdict);
     }
     let draining = draining_unbounded(subject.model);
     let recording = Recording {
@@ -240,19 +282,34 @@ fn judge_by(
     };
     match witness::search(&recording, budget, None)? {
         Found::Run { end, explored } => {
-            witnessed(subject, observed, &recording, &end.0, budget, explored)
+            witnessed(subject, observed, &recording, &end.0, budget, explored).map(Judged::Verdict)
         }
         Found::Nothing { segment, stop, .. } => {
             if let Some(verdict) = witnessed_further_behind(subject, observed, &settles, budget)? {
-                return Ok(verdict);
+                return Ok(Judged::Verdict(verdict));
             }
-            match exhaustive(subject, observed, &explaining(budget)) {
-                Err(JudgeError::TooLarge(t)) => {
-                    Ok(unexplained(subject, observed, &settles, segment, *stop, &t))
-                }
-                other => other,
-            }
+            Ok(Judged::Diverges(Divergent {
+                settles,
+                segment,
+                stop: *stop,
+            }))
         }
+    }
+}
+
+/// The verdict on a divergence: the exhaustive levels' within an explanation's budget, else
+/// what the witness search found.
+fn explain(
+    subject: &Subject,
+    observed: &Observed,
+    budget: &Budget,
+    d: Divergent,
+) -> Result<Verdict, JudgeError> {
+    match exhaustive(subject, observed, &explaining(budget)) {
+        Err(JudgeError::TooLarge(t)) => Ok(unexplained(
+            subject, observed, &d.settles, d.segment, d.stop, &t,
+        )),
+        other => other,
     }
 }
 
