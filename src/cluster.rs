@@ -7,7 +7,9 @@
 
 use crate::exit;
 use indicatif::{ProgressBar, ProgressStyle};
-use rsmc_conformance::control_plane::{self, binaries, ClusterError, ComponentStatus, UpOptions};
+use rsmc_conformance::control_plane::{
+    self, audit, binaries, ClusterError, ComponentStatus, UpOptions,
+};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -47,6 +49,11 @@ pub struct UpArgs {
     /// defaults. `rsmc conform --local` judges by the model switched to match.
     #[arg(long, value_name = "GATE=BOOL,…", default_value = "")]
     pub feature_gates: rsmc_spec::gates::FeatureGates,
+    /// Have kube-apiserver append an audit log of every write to pods and ReplicaSets to
+    /// FILE (JSON lines, by the shipped policy conformance/audit-policy.yaml), for `rsmc
+    /// import`. The file is yours: `rsmc cluster down` leaves it.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
     #[command(flatten)]
     pub dir: DirArgs,
 }
@@ -94,6 +101,14 @@ fn fail(e: &ClusterError) -> i32 {
 
 fn run_up(args: &UpArgs) -> i32 {
     let state_dir = args.dir.resolve();
+    // Refused before the binaries are looked for (or built).
+    if let Some(e) = args
+        .audit_log
+        .as_deref()
+        .and_then(|l| audit::resolve(l).err())
+    {
+        return fail(&e);
+    }
     let start = Instant::now();
     let plain = |msg: &str| eprintln!("[{:>3}s] {msg}", start.elapsed().as_secs());
     // Found (or provisioned, with the script's own output) before the spinner starts, so the
@@ -127,6 +142,7 @@ fn run_up(args: &UpArgs) -> i32 {
         event_gate: std::env::current_exe().ok(),
         kubernetes: args.kubernetes.clone(),
         feature_gates: args.feature_gates.clone(),
+        audit_log: args.audit_log.clone(),
     };
     let result = control_plane::up(&opts, &progress);
     if let Some(bar) = &bar {
@@ -148,6 +164,9 @@ fn run_up(args: &UpArgs) -> i32 {
                 }
             );
             println!("kubeconfig: {kubeconfig}");
+            if let Some(log) = cluster.audit_log() {
+                println!("audit log: {}", log.display());
+            }
             if cluster.event_gate().is_some() {
                 println!(
                     "controller kubeconfig (through the event gate): {}",

@@ -57,6 +57,26 @@ fn unknown_profile_lists_the_valid_ones_and_exits_2() {
 }
 
 #[test]
+fn an_audit_log_in_a_missing_directory_is_refused_before_anything_starts() {
+    let state = temp_dir("cluster");
+    let log = state.with_file_name("nowhere").join("audit.log");
+    let (code, _, err) = rsmc(&[
+        "cluster",
+        "up",
+        "--audit-log",
+        log.to_str().unwrap(),
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--audit-log") && err.contains("its directory cannot be used"),
+        "{err}"
+    );
+    assert!(!state.exists(), "nothing is created");
+}
+
+#[test]
 fn misspelt_config_field_is_named_and_exits_2() {
     let dir = temp_dir("misspelt");
     std::fs::create_dir_all(&dir).unwrap();

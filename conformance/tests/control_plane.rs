@@ -26,6 +26,11 @@ impl Drop for DownOnDrop {
 }
 
 fn up(dir: &Path) -> LocalCluster {
+    up_with(dir, None)
+}
+
+/// [`up`] with kube-apiserver appending its audit log to `audit_log`.
+fn up_with(dir: &Path, audit_log: Option<PathBuf>) -> LocalCluster {
     let start = Instant::now();
     let progress = |msg: &str| {
         eprintln!(
@@ -40,10 +45,70 @@ fn up(dir: &Path) -> LocalCluster {
         event_gate: None,
         kubernetes: binaries::DEFAULT_VERSION.into(),
         feature_gates: Default::default(),
+        audit_log,
     };
     let cluster = control_plane::up(&opts, &progress).unwrap_or_else(|e| panic!("up: {e}"));
     eprintln!("up took {:.1}s", start.elapsed().as_secs_f64());
     cluster
+}
+
+/// The audit log (`conformance/audit-policy.yaml`) of the run so far: the ReplicaSet's
+/// create with the object sent and answered, the refused create with its 422, the pods the
+/// replicaset controller created (told apart by its user agent, as every component here is
+/// the one admin user), and no reads. The API server writes its log asynchronously, so the
+/// records are waited for.
+fn audit_records_every_write_with_its_writer(log: &Path) {
+    let start = Instant::now();
+    let records = loop {
+        let records: Vec<serde_json::Value> = std::fs::read_to_string(log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        let of = |resource: &str, code: u64| {
+            records.iter().any(|r| {
+                r["objectRef"]["resource"] == resource && r["responseStatus"]["code"] == code
+            })
+        };
+        if (of("replicasets", 201) && of("replicasets", 422) && of("pods", 201))
+            || start.elapsed() > Duration::from_secs(30)
+        {
+            break records;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let find = |pick: &dyn Fn(&serde_json::Value) -> bool| {
+        records
+            .iter()
+            .find(|r| pick(r))
+            .unwrap_or_else(|| panic!("no such record in {}:\n{records:#?}", log.display()))
+    };
+    let created = find(&|r| r["verb"] == "create" && r["objectRef"]["name"] == "web");
+    assert_eq!(created["level"], "RequestResponse");
+    assert_eq!(created["stage"], "ResponseComplete");
+    assert_eq!(created["requestObject"]["spec"]["replicas"], 2);
+    assert!(created["responseObject"]["metadata"]["uid"].is_string());
+    let refused = find(&|r| {
+        r["objectRef"]["resource"] == "replicasets" && r["responseStatus"]["code"] == 422
+    });
+    assert_eq!(refused["responseStatus"]["reason"], "Invalid");
+    let pod = find(&|r| r["verb"] == "create" && r["objectRef"]["resource"] == "pods");
+    assert!(
+        pod["userAgent"]
+            .as_str()
+            .is_some_and(|a| a.ends_with("/replicaset-controller")),
+        "{pod:#}"
+    );
+    assert_eq!(
+        pod["responseObject"]["metadata"]["ownerReferences"][0]["name"],
+        "web"
+    );
+    assert!(
+        !records
+            .iter()
+            .any(|r| ["get", "list", "watch"].contains(&r["verb"].as_str().unwrap_or(""))),
+        "reads are not logged"
+    );
 }
 
 /// Every component's pid.
@@ -123,7 +188,9 @@ fn a_cluster_serves_runs_replicasets_restarts_reports_deaths_and_goes_away() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("cluster");
     let _down = DownOnDrop(dir.clone());
-    let cluster = up(&dir);
+    let audit_log = tmp.path().join("audit.log");
+    let cluster = up_with(&dir, Some(audit_log.clone()));
+    assert_eq!(cluster.audit_log(), Some(audit_log.as_path()));
     assert!(cluster.builtin_replicaset());
     assert!(cluster.kubeconfig().starts_with(cluster.state_dir()));
     cluster.check_alive().expect("all alive after up");
@@ -164,6 +231,16 @@ fn a_cluster_serves_runs_replicasets_restarts_reports_deaths_and_goes_away() {
     rt.block_on(rs_api.create(&PostParams::default(), &rs))
         .expect("create rs");
     assert_eq!(rt.block_on(wait_for_pods(&pods, "web", 2)), 2);
+    // Refused: a selector that does not select the template's labels.
+    let mut refused = rs.clone();
+    refused.metadata.name = Some("refused".into());
+    refused.spec.as_mut().unwrap().selector.match_labels =
+        Some([("app".to_string(), "other".to_string())].into());
+    let e = rt
+        .block_on(rs_api.create(&PostParams::default(), &refused))
+        .expect_err("a selector that misses the template is invalid");
+    assert!(matches!(e, kube::Error::Api(ref s) if s.code == 422), "{e}");
+    audit_records_every_write_with_its_writer(&audit_log);
 
     // Restarting the replicaset controller: a new process that works.
     let before = cluster.log("kcm-replicaset");
@@ -254,6 +331,10 @@ fn a_cluster_serves_runs_replicasets_restarts_reports_deaths_and_goes_away() {
         assert!(gone_or_zombie(pid), "{name} ({pid}) still exists");
     }
     assert!(!dir.exists());
+    assert!(
+        audit_log.exists(),
+        "the audit log is the user's: down leaves it"
+    );
     let again = control_plane::down(&dir).expect("down again");
     assert!(!again.found);
     assert!(matches!(
@@ -279,6 +360,7 @@ fn up_reaps_what_a_crashed_owner_left_and_refuses_a_live_cluster() {
             event_gate: None,
             kubernetes: binaries::DEFAULT_VERSION.into(),
             feature_gates: Default::default(),
+            audit_log: None,
         },
         &|_| {},
     ) {
@@ -317,6 +399,7 @@ fn a_directory_that_is_not_a_clusters_is_refused() {
             event_gate: None,
             kubernetes: binaries::DEFAULT_VERSION.into(),
             feature_gates: Default::default(),
+            audit_log: None,
         },
         &|_| {},
     );

@@ -54,6 +54,17 @@ const SERVICE_RANGE: &str = "10.96.0.0/16";
 /// `SuccessfulCreate` events), without the request-level noise of higher levels.
 const KCM_VERBOSITY: &str = "-v=2";
 
+/// What a cluster is asked to run besides its fixed parts.
+pub struct Choices<'a> {
+    /// kube-controller-manager's own replicaset controller (`kcm-replicaset`).
+    pub with_replicaset: bool,
+    pub gate: Option<&'a GatePlan>,
+    /// The same gates in every component, as a cluster's operator sets them.
+    pub feature_gates: &'a FeatureGates,
+    /// kube-apiserver's audit flags (`super::audit::flags`), none without an audit log.
+    pub apiserver_audit: Vec<String>,
+}
+
 /// The components of a cluster, in start order: etcd, kube-apiserver, then the
 /// controller managers (which may start together).
 pub fn plan(
@@ -61,11 +72,14 @@ pub fn plan(
     bins: &Binaries,
     certs: &Certs,
     ports: Ports,
-    with_replicaset: bool,
-    gate: Option<&GatePlan>,
-    feature_gates: &FeatureGates,
+    choices: Choices,
 ) -> Vec<Component> {
-    // The same gates in every component, as a cluster's operator sets them.
+    let Choices {
+        with_replicaset,
+        gate,
+        feature_gates,
+        apiserver_audit,
+    } = choices;
     let gates_flag =
         (!feature_gates.is_empty()).then(|| format!("--feature-gates={}", feature_gates.flag()));
     let p = |path: std::path::PathBuf| path.display().to_string();
@@ -109,6 +123,7 @@ pub fn plan(
         ]
         .into_iter()
         .chain(gates_flag.clone())
+        .chain(apiserver_audit)
         .collect(),
         env: vec![],
     };

@@ -65,6 +65,10 @@ pub enum ClusterError {
     #[error("interrupted; everything started so far was stopped")]
     Interrupted,
 
+    /// A flag's value cannot be used (the flag and its value, then why).
+    #[error("{flag}: {detail}")]
+    BadFlag { flag: String, detail: String },
+
     /// Preparing the cluster failed outside any component (certificates, files, state).
     #[error("{context}: {detail}")]
     Setup { context: String, detail: String },
@@ -81,6 +85,7 @@ impl ClusterError {
                 | ClusterError::NotAStateDir { .. }
                 | ClusterError::UnknownComponent(_)
                 | ClusterError::Binaries(_)
+                | ClusterError::BadFlag { .. }
         )
     }
 

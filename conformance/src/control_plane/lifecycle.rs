@@ -16,6 +16,7 @@
 //! SIGTERM), everything started is stopped and the whole state is removed, logs included:
 //! the user asked for nothing to remain.
 
+use super::audit;
 use super::binaries;
 use super::certs;
 use super::components;
@@ -47,6 +48,9 @@ pub struct UpOptions {
     /// Feature gates turned on or off in every component (`--feature-gates`); the others
     /// keep the release's defaults.
     pub feature_gates: FeatureGates,
+    /// The file kube-apiserver appends its audit log to, by the shipped policy
+    /// (`super::audit`); `None`: no audit log.
+    pub audit_log: Option<PathBuf>,
 }
 
 /// The default state directory: `$RSMC_CLUSTER_DIR`, else
@@ -67,6 +71,8 @@ pub fn default_state_dir() -> PathBuf {
 /// `progress` is told what is being done or waited for; nothing is printed.
 pub fn up(opts: &UpOptions, progress: &dyn Fn(&str)) -> Result<LocalCluster, ClusterError> {
     let _signals = interrupt::Guard::install();
+    // A flag that cannot be used is refused before anything is touched.
+    let audit_log = opts.audit_log.as_deref().map(audit::resolve).transpose()?;
     let layout = Layout::create(&opts.state_dir)?;
     let foreign = layout.foreign_entries()?;
     if !foreign.is_empty() {
@@ -100,7 +106,7 @@ pub fn up(opts: &UpOptions, progress: &dyn Fn(&str)) -> Result<LocalCluster, Clu
     }
     layout.clear(false)?;
 
-    match start(&layout, opts, progress) {
+    match start(&layout, opts, audit_log, progress) {
         Ok(cluster) => Ok(cluster),
         Err(e) => {
             progress("stopping what was started");
@@ -128,6 +134,7 @@ fn all_running(state: &ClusterState, marker: &str) -> bool {
 fn start(
     layout: &Layout,
     opts: &UpOptions,
+    audit_log: Option<PathBuf>,
     progress: &dyn Fn(&str),
 ) -> Result<LocalCluster, ClusterError> {
     let bins = binaries::locate(&opts.kubernetes, progress)?;
@@ -167,14 +174,21 @@ fn start(
         std::fs::create_dir_all(&dir).map_err(|e| ClusterError::io("cannot create", &dir, e))?;
     }
 
+    let audit_flags = match &audit_log {
+        Some(log) => audit::flags(layout, log)?,
+        None => Vec::new(),
+    };
     let components = components::plan(
         layout,
         &bins,
         &certs,
         ports,
-        !opts.without_replicaset,
-        gate.as_ref(),
-        &opts.feature_gates,
+        components::Choices {
+            with_replicaset: !opts.without_replicaset,
+            gate: gate.as_ref(),
+            feature_gates: &opts.feature_gates,
+            apiserver_audit: audit_flags,
+        },
     );
     let mut state = ClusterState {
         format: FORMAT.to_string(),
@@ -186,6 +200,7 @@ fn start(
         apiserver_url,
         ports,
         builtin_replicaset: !opts.without_replicaset,
+        audit_log,
         event_gate: gate_url,
         complete: false,
         components,
@@ -366,6 +381,8 @@ pub struct Status {
     pub apiserver_url: String,
     pub kubeconfig: PathBuf,
     pub builtin_replicaset: bool,
+    /// Where kube-apiserver appends its audit log, when it logs.
+    pub audit_log: Option<PathBuf>,
     /// False while `up` is still starting it.
     pub complete: bool,
     pub components: Vec<ComponentStatus>,
@@ -396,6 +413,9 @@ impl fmt::Display for Status {
                 "not built in (--without-replicaset)"
             }
         )?;
+        if let Some(log) = &self.audit_log {
+            writeln!(f, "audit log:       {}", log.display())?;
+        }
         if !self.complete {
             writeln!(f, "(still starting)")?;
         }
@@ -456,6 +476,7 @@ pub fn status(state_dir: &Path) -> Result<Status, ClusterError> {
         apiserver_url: state.apiserver_url,
         kubeconfig: state.kubeconfig,
         builtin_replicaset: state.builtin_replicaset,
+        audit_log: state.audit_log,
         complete: state.complete,
         components,
     })

@@ -12,6 +12,7 @@
 //! Everything is synchronous (and works whether or not the caller runs a tokio runtime):
 //! starting and stopping processes is, and the few HTTPS probes run on a runtime of their own.
 
+pub mod audit;
 pub mod binaries;
 pub mod certs;
 pub mod components;

@@ -8,6 +8,7 @@
 //! - `kubeconfig`: the admin kubeconfig;
 //! - `certs/`: CA, serving certificate, service-account key pair, token file;
 //! - `etcd-data/`: etcd's data;
+//! - `audit-policy.yaml`: with `--audit-log`, the policy kube-apiserver logs by;
 //! - `logs/<component>.log`, `pids/<component>.pid`;
 //! - `.lock`: held while a command changes the cluster, so two of them do not interleave.
 //!
@@ -35,7 +36,7 @@ pub struct Layout {
 /// The cluster's files, which `up` and `down` remove (and nothing else, so a state
 /// directory pointed at a directory holding other files never loses them). The logs and
 /// the lock are handled separately.
-const ENTRIES: [&str; 7] = [
+const ENTRIES: [&str; 8] = [
     "cluster.json",
     "cluster.json.tmp",
     "kubeconfig",
@@ -43,6 +44,7 @@ const ENTRIES: [&str; 7] = [
     "certs",
     "etcd-data",
     "pids",
+    "audit-policy.yaml",
 ];
 
 impl Layout {
@@ -102,6 +104,10 @@ impl Layout {
     }
     pub fn token_file(&self) -> PathBuf {
         self.certs().join("tokens.csv")
+    }
+    /// The audit policy kube-apiserver reads (`super::audit`), when it logs.
+    pub fn audit_policy(&self) -> PathBuf {
+        self.dir.join("audit-policy.yaml")
     }
     pub fn etcd_data(&self) -> PathBuf {
         self.dir.join("etcd-data")
@@ -233,6 +239,9 @@ pub struct ClusterState {
     /// Whether kube-controller-manager's own replicaset controller runs (`kcm-replicaset`);
     /// false with `--without-replicaset`, where another implementation is tested.
     pub builtin_replicaset: bool,
+    /// The file kube-apiserver appends its audit log to (`rsmc cluster up --audit-log`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_log: Option<PathBuf>,
     /// The event gate's URL (`http://127.0.0.1:PORT`), when the cluster has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_gate: Option<String>,
