@@ -215,15 +215,14 @@ fn a_truncated_observed_file_says_where_it_ends_without_a_stray_field() {
     );
 }
 
-/// `frontend.observed.json` with its first segment's events dropped (an outcome-only
-/// recording) and its first settled state changed by `doctor`, judged.
-fn frontend_settled_as(doctor: impl Fn(&mut serde_json::Value)) -> Verdict {
+/// `frontend.observed.json` changed by `doctor`, judged against the frontend scenario.
+fn judged_frontend(
+    doctor: impl FnOnce(&mut serde_json::Value),
+) -> Result<Verdict, rsmc_oracle::judge::JudgeError> {
     let text =
         std::fs::read_to_string(root().join("tests/observed/frontend.observed.json")).unwrap();
     let mut trace: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let first = &mut trace["segments"][0];
-    first.as_object_mut().unwrap().remove("events");
-    doctor(&mut first["settled"]);
+    doctor(&mut trace);
     let observed = observed::parse(
         Path::new("doctored.observed.json"),
         &serde_json::to_string(&trace).unwrap(),
@@ -239,6 +238,16 @@ fn frontend_settled_as(doctor: impl Fn(&mut serde_json::Value)) -> Verdict {
         &observed,
         &Budget::default().with_states(500_000),
     )
+}
+
+/// `frontend.observed.json` with its first segment's events dropped (an outcome-only
+/// recording) and its first settled state changed by `doctor`, judged.
+fn frontend_settled_as(doctor: impl Fn(&mut serde_json::Value)) -> Verdict {
+    judged_frontend(|trace| {
+        let first = &mut trace["segments"][0];
+        first.as_object_mut().unwrap().remove("events");
+        doctor(&mut first["settled"]);
+    })
     .unwrap()
 }
 
@@ -286,31 +295,15 @@ fn a_settled_state_is_named_by_the_convergence_condition_it_breaks() {
 
 /// `frontend.observed.json` with its events' `step`s changed by `doctor`, judged: the error.
 fn frontend_with_steps(doctor: impl Fn(&mut serde_json::Value)) -> String {
-    let text =
-        std::fs::read_to_string(root().join("tests/observed/frontend.observed.json")).unwrap();
-    let mut trace: serde_json::Value = serde_json::from_str(&text).unwrap();
-    for segment in trace["segments"].as_array_mut().unwrap() {
-        for event in segment["events"].as_array_mut().unwrap() {
-            if event.get("step").is_some() {
-                doctor(&mut event["step"]);
+    let err = judged_frontend(|trace| {
+        for segment in trace["segments"].as_array_mut().unwrap() {
+            for event in segment["events"].as_array_mut().unwrap() {
+                if event.get("step").is_some() {
+                    doctor(&mut event["step"]);
+                }
             }
         }
-    }
-    let observed = observed::parse(
-        Path::new("doctored.observed.json"),
-        &serde_json::to_string(&trace).unwrap(),
-    )
-    .unwrap();
-    let prepared = Prepared::load(
-        &root().join("../conformance/scenarios/frontend.yaml"),
-        Profile::K8s120,
-    )
-    .unwrap();
-    let err = judge(
-        &prepared.subject(),
-        &observed,
-        &Budget::default().with_states(500_000),
-    )
+    })
     .unwrap_err();
     assert!(err.exhausted().is_none(), "a bad-input error: {err}");
     err.to_string()
