@@ -9,6 +9,7 @@ mod conform;
 mod controller_cmd;
 mod exit;
 mod explore;
+mod import_cmd;
 mod oracle;
 mod output;
 mod replay;
@@ -61,6 +62,9 @@ enum Command {
     /// Serve stateright's Explorer over the model (states drawn as the cluster with kubectl
     /// tables); `--trace` opens it on a trace's last state.
     Explore(explore::ExploreArgs),
+    /// Turn a recording of any cluster (an audit log) into a scenario and an observed trace
+    /// that `rsmc oracle` judges.
+    Import(import_cmd::ImportArgs),
     /// Run the reference ReplicaSet controller: the spec's decisions against a real cluster.
     Controller(controller_cmd::ControllerArgs),
     /// The local cluster's event gate (started by `rsmc cluster up`, not by hand).
@@ -452,6 +456,7 @@ fn main() {
         Command::Explore(args) => explore::run(&args),
         Command::EventGate(args) => event_gate(&args),
         Command::Controller(args) => controller_cmd::run(&args),
+        Command::Import(args) => import_cmd::run(&args),
     };
     std::process::exit(code);
 }

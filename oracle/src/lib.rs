@@ -12,6 +12,7 @@ pub mod broken;
 pub mod cover;
 pub mod error;
 pub mod explore;
+pub mod import;
 pub mod judge;
 pub mod manifest;
 pub mod observed;

@@ -1,0 +1,261 @@
+//! Reading a Kubernetes audit log: `audit.k8s.io/v1` `Event`s, one JSON object per line, as
+//! kube-apiserver writes them with `--audit-log-format=json`.
+//!
+//! Only what the import needs is read: the completed requests that write pods and ReplicaSets
+//! (and their subresources), the marks a user may leave between phases (a ConfigMap
+//! created with a name starting [`MARK_PREFIX`]) and namespace deletions. Reads, other resources and the earlier
+//! stages of a request are skipped. A write logged without its objects (a policy level below
+//! `RequestResponse`) cannot be imported and is an error at its line.
+
+use super::writer::{Attribution, Writer};
+use crate::error::{InputError, Pos};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::jiff::Timestamp;
+use rsmc_spec::api::Kind;
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::Path;
+
+/// A ConfigMap created with a name that starts so marks the end of a phase (`kubectl create
+/// configmap rsmc-settle-1`): where the import puts a settle point.
+pub const MARK_PREFIX: &str = "rsmc-settle";
+
+/// The verbs that write.
+const WRITES: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
+
+/// One request that wrote, or tried to write, a pod or a ReplicaSet.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The log's line (1-based).
+    pub line: usize,
+    pub writer: Writer,
+    /// The client's user agent (empty when it sent none).
+    pub user_agent: String,
+    /// `create`, `update`, `patch`, `delete` or `deletecollection`.
+    pub verb: String,
+    pub kind: Kind,
+    /// `status`, `scale`, `binding`, `eviction`, or `None` for the object itself.
+    pub subresource: Option<String>,
+    pub namespace: String,
+    /// The object's name; `None` for a create by generateName (the answer has it) and a
+    /// deletecollection.
+    pub name: Option<String>,
+    /// The HTTP status code of the answer.
+    pub code: u16,
+    /// The reason of a refusal (`NotFound`, `Conflict`, `Invalid`, …).
+    pub reason: Option<String>,
+    pub request: Option<Value>,
+    pub response: Option<Value>,
+    /// When the API server received it.
+    pub received: Timestamp,
+    /// When the answer was complete.
+    pub at: Timestamp,
+}
+
+impl Request {
+    /// Whether the API server accepted it.
+    pub fn accepted(&self) -> bool {
+        (200..300).contains(&self.code)
+    }
+
+    /// The request in a message: `patch pods/pod1/status by kubectl`.
+    pub fn describe(&self) -> String {
+        let resource = match self.kind {
+            Kind::ReplicaSet => "replicasets",
+            Kind::Pod => "pods",
+        };
+        let mut target = format!("{resource}/{}", self.name.as_deref().unwrap_or("*"));
+        if let Some(sub) = &self.subresource {
+            target = format!("{target}/{sub}");
+        }
+        format!("{} {target} by {}", self.verb, self.writer)
+    }
+}
+
+/// One line the import uses.
+#[derive(Clone, Debug)]
+pub enum Entry {
+    Write(Box<Request>),
+    /// A user's mark: a phase ended here.
+    Mark {
+        line: usize,
+        namespace: String,
+        at: Timestamp,
+    },
+    /// The namespace's deletion was asked for (received then): what follows is its teardown.
+    NamespaceDeleted {
+        namespace: String,
+        at: Timestamp,
+    },
+}
+
+impl Entry {
+    pub fn namespace(&self) -> &str {
+        match self {
+            Entry::Write(r) => &r.namespace,
+            Entry::Mark { namespace, .. } | Entry::NamespaceDeleted { namespace, .. } => namespace,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawEvent {
+    kind: String,
+    api_version: String,
+    #[serde(default)]
+    level: String,
+    stage: String,
+    verb: String,
+    user: RawUser,
+    #[serde(default)]
+    user_agent: String,
+    #[serde(default)]
+    object_ref: Option<RawObjectRef>,
+    #[serde(default)]
+    response_status: Option<RawStatus>,
+    #[serde(default)]
+    request_object: Option<Value>,
+    #[serde(default)]
+    response_object: Option<Value>,
+    request_received_timestamp: MicroTime,
+    stage_timestamp: MicroTime,
+}
+
+#[derive(Deserialize)]
+struct RawUser {
+    #[serde(default)]
+    username: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawObjectRef {
+    #[serde(default)]
+    resource: String,
+    #[serde(default)]
+    namespace: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    api_group: String,
+    #[serde(default)]
+    subresource: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawStatus {
+    #[serde(default)]
+    code: u16,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+/// Every line of the log the import uses, in the log's order.
+pub fn read(path: &Path, text: &str, attribution: &Attribution) -> Result<Vec<Entry>, InputError> {
+    let mut entries = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let number = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at_line = |message: String| {
+            InputError::at(
+                path,
+                Some(Pos {
+                    line: number,
+                    column: 1,
+                }),
+                message,
+            )
+        };
+        let de = &mut serde_json::Deserializer::from_str(line);
+        let raw: RawEvent = serde_path_to_error::deserialize(de).map_err(|e| {
+            let mut err = InputError::from_json(path, e);
+            err.position = err.position.map(|p| Pos {
+                line: number,
+                column: p.column,
+            });
+            err.message = format!("expected an audit.k8s.io/v1 Event: {}", err.message);
+            err
+        })?;
+        if raw.kind != "Event" || raw.api_version != "audit.k8s.io/v1" {
+            return Err(at_line(format!(
+                "expected an audit.k8s.io/v1 Event, got apiVersion {:?} kind {:?}",
+                raw.api_version, raw.kind
+            )));
+        }
+        if raw.stage != "ResponseComplete" || !WRITES.contains(&raw.verb.as_str()) {
+            continue;
+        }
+        let Some(object_ref) = raw.object_ref else {
+            continue;
+        };
+        let (received, at) = (raw.request_received_timestamp.0, raw.stage_timestamp.0);
+        let kind = match (object_ref.api_group.as_str(), object_ref.resource.as_str()) {
+            ("", "namespaces") if raw.verb == "delete" => {
+                if let Some(namespace) = object_ref.name {
+                    entries.push(Entry::NamespaceDeleted {
+                        namespace,
+                        at: received,
+                    });
+                }
+                continue;
+            }
+            ("", "pods") => Kind::Pod,
+            ("apps", "replicasets") => Kind::ReplicaSet,
+            ("", "configmaps")
+                if raw.verb == "create"
+                    && object_name(&object_ref, &raw.request_object)
+                        .is_some_and(|n| n.starts_with(MARK_PREFIX)) =>
+            {
+                entries.push(Entry::Mark {
+                    line: number,
+                    namespace: object_ref.namespace,
+                    at,
+                });
+                continue;
+            }
+            _ => continue,
+        };
+        let status = raw.response_status.unwrap_or(RawStatus {
+            code: 0,
+            reason: None,
+        });
+        let accepted = (200..300).contains(&status.code);
+        if accepted && (raw.level != "RequestResponse" || raw.response_object.is_none()) {
+            return Err(at_line(format!(
+                "{} {} {:?} is logged at level {:?} without the object it wrote: the import needs level RequestResponse for pods and replicasets (the policy conformance/audit-policy.yaml)",
+                raw.verb, object_ref.resource, object_ref.name.unwrap_or_default(), raw.level
+            )));
+        }
+        let writer = attribution.writer(&raw.user.username, &raw.user_agent);
+        entries.push(Entry::Write(Box::new(Request {
+            line: number,
+            writer,
+            user_agent: raw.user_agent,
+            verb: raw.verb,
+            kind,
+            subresource: object_ref.subresource.filter(|s| !s.is_empty()),
+            namespace: object_ref.namespace,
+            name: object_ref.name.filter(|n| !n.is_empty()),
+            code: status.code,
+            reason: status.reason.filter(|r| !r.is_empty()),
+            request: raw.request_object,
+            response: raw.response_object,
+            received,
+            at,
+        })));
+    }
+    Ok(entries)
+}
+
+/// The name a request names: its objectRef's, else its object's (a create's).
+fn object_name<'a>(r: &'a RawObjectRef, request: &'a Option<Value>) -> Option<&'a str> {
+    r.name.as_deref().or_else(|| {
+        request
+            .as_ref()
+            .and_then(|v| v.pointer("/metadata/name"))
+            .and_then(|n| n.as_str())
+    })
+}

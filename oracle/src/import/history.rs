@@ -1,0 +1,229 @@
+//! The objects of a namespace as the audit log's answers leave them, and the watch events each
+//! accepted write caused.
+//!
+//! An answer is the object as written, which is what the watch delivers, with these
+//! exceptions (seen on v1.20.2 and v1.37.2 and followed here):
+//! - a write that changed nothing answers with the object at its old resourceVersion: no event;
+//! - the scale subresource answers with a `Scale` (its resourceVersion is the ReplicaSet's
+//!   new one): the ReplicaSet is the one before with the new `spec.replicas` (and, when that
+//!   changed, the next `metadata.generation`);
+//! - the garbage collector patches metadata only and gets `PartialObjectMetadata` back: the
+//!   object is the one before with the new metadata;
+//! - a binding answers with a `Status`: the pod is the one before with `spec.nodeName`, at a
+//!   resourceVersion the log does not give;
+//! - a deletion that removes the object (a ReplicaSet without finalizers left, a pod whose
+//!   grace period is 0 without finalizers left) answers with the object as it was marked
+//!   (its MODIFIED event, when the mark changed it) or with a `Status`, and the DELETED event
+//!   that follows has a resourceVersion the log does not give either.
+//!
+//! Events whose resourceVersion the log does not give are placed right after the last event
+//! whose version it gave (see [`super::Order`]).
+
+use super::audit::Request;
+use crate::observed::{EventType, RawSnapshot};
+use rsmc_spec::api::Kind;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// One watch event a write caused.
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub event_type: EventType,
+    pub object: Value,
+    /// Its resourceVersion, when the log gives it.
+    pub version: Option<u64>,
+}
+
+/// What an accepted write did.
+#[derive(Clone, Debug, Default)]
+pub struct Applied {
+    /// The object before (none for a create).
+    pub before: Option<Value>,
+    /// The object after (none once removed).
+    pub after: Option<Value>,
+    pub changes: Vec<Change>,
+}
+
+/// The live objects of one namespace, by kind and name.
+#[derive(Default)]
+pub struct Objects {
+    live: BTreeMap<(u8, String), Value>,
+    /// The line that created each live object.
+    born: BTreeMap<(u8, String), usize>,
+}
+
+fn key(kind: Kind, name: &str) -> (u8, String) {
+    let k = match kind {
+        Kind::ReplicaSet => 0,
+        Kind::Pod => 1,
+    };
+    (k, name.to_string())
+}
+
+fn version(object: &Value) -> Option<u64> {
+    object
+        .pointer("/metadata/resourceVersion")
+        .and_then(|v| v.as_str())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Whether the object is gone once written so: marked deleted with no finalizer left (and, for
+/// a pod, no grace period left either).
+fn removed(kind: Kind, object: &Value) -> bool {
+    let meta = &object["metadata"];
+    let marked = !meta["deletionTimestamp"].is_null();
+    let finalizers = meta["finalizers"].as_array().is_some_and(|f| !f.is_empty());
+    let grace_over =
+        kind == Kind::ReplicaSet || meta["deletionGracePeriodSeconds"].as_i64() == Some(0);
+    marked && !finalizers && grace_over
+}
+
+impl Objects {
+    /// The object `name` of `kind`, as last written.
+    pub fn get(&self, kind: Kind, name: &str) -> Option<&Value> {
+        self.live.get(&key(kind, name))
+    }
+
+    /// The line of the log that created the live object `name` of `kind`.
+    pub fn born(&self, kind: Kind, name: &str) -> Option<usize> {
+        self.born.get(&key(kind, name)).copied()
+    }
+
+    /// Whether the ReplicaSet `name` with UID `uid` is live (a pod it controls can be named
+    /// as one of its pods).
+    pub fn replicaset_live(&self, name: &str, uid: &str) -> bool {
+        self.get(Kind::ReplicaSet, name)
+            .is_some_and(|rs| rs["metadata"]["uid"].as_str() == Some(uid))
+    }
+
+    /// Every live object, as a settle point lists them.
+    pub fn snapshot(&self) -> RawSnapshot {
+        let mut out = RawSnapshot::default();
+        for ((kind, _), object) in &self.live {
+            match kind {
+                0 => out.replicasets.push(object.clone()),
+                _ => out.pods.push(object.clone()),
+            }
+        }
+        out
+    }
+
+    /// Take an accepted request's answer; `Err` says why it cannot be followed.
+    pub fn apply(&mut self, r: &Request) -> Result<Applied, String> {
+        let response = r.response.clone().unwrap_or(Value::Null);
+        if r.verb == "deletecollection" {
+            return Err("a deletecollection: the import follows single-object writes only (delete the objects one by one)".into());
+        }
+        // A create, or a server-side apply or an update that created (answered 201 Created).
+        let creates = r.subresource.is_none() && (r.verb == "create" || r.code == 201);
+        if creates {
+            let name = response["metadata"]["name"]
+                .as_str()
+                .ok_or("the answer has no metadata.name")?
+                .to_string();
+            if self.live.contains_key(&key(r.kind, &name)) {
+                return Err(format!(
+                    "creates {name}, which the log already has: a deletion is missing from the log"
+                ));
+            }
+            let version = version(&response);
+            self.live.insert(key(r.kind, &name), response.clone());
+            self.born.insert(key(r.kind, &name), r.line);
+            return Ok(Applied {
+                before: None,
+                after: Some(response.clone()),
+                changes: vec![Change {
+                    event_type: EventType::Added,
+                    object: response,
+                    version,
+                }],
+            });
+        }
+        let name = r.name.clone().ok_or("the request names no object")?;
+        let before = self.get(r.kind, &name).cloned().ok_or_else(|| {
+            format!("writes {name}, whose creation is not in the log: the log must begin before the objects it follows are created")
+        })?;
+        let mut after = before.clone();
+        let mut new_version = None;
+        let mut vanished = false;
+        match (r.subresource.as_deref(), response["kind"].as_str()) {
+            (Some("binding"), _) => {
+                let node = r
+                    .request
+                    .as_ref()
+                    .and_then(|b| b.pointer("/target/name"))
+                    .and_then(|n| n.as_str())
+                    .ok_or("a binding without target.name")?;
+                after["spec"]["nodeName"] = Value::from(node);
+            }
+            (Some("eviction"), _) => {
+                return Err("an eviction: the model has no evictions".into());
+            }
+            (Some("scale"), _) => {
+                let replicas = response
+                    .pointer("/spec/replicas")
+                    .cloned()
+                    .unwrap_or(Value::from(0));
+                if after["spec"]["replicas"] != replicas {
+                    let generation = after["metadata"]["generation"].as_i64().unwrap_or(0);
+                    after["metadata"]["generation"] = Value::from(generation + 1);
+                    after["spec"]["replicas"] = replicas;
+                }
+                after["metadata"]["resourceVersion"] = response["metadata"]["resourceVersion"].clone();
+                new_version = version(&response);
+            }
+            (_, Some("Status")) if r.verb == "delete" => {
+                // Removed at once (a ReplicaSet without finalizers).
+                vanished = true;
+            }
+            (_, Some("PartialObjectMetadata")) => {
+                after["metadata"] = response["metadata"].clone();
+                new_version = version(&response);
+            }
+            (_, Some("Pod" | "ReplicaSet")) => {
+                after = response.clone();
+                new_version = version(&response);
+            }
+            (_, other) => {
+                return Err(format!(
+                    "an answer of kind {other:?}, where the import expects the object, a Scale, PartialObjectMetadata or a Status"
+                ))
+            }
+        }
+        let mut changes = Vec::new();
+        let modified = match new_version {
+            Some(v) => Some(v) > version(&before),
+            None => r.subresource.as_deref() == Some("binding"),
+        };
+        if modified {
+            changes.push(Change {
+                event_type: EventType::Modified,
+                object: after.clone(),
+                version: new_version,
+            });
+        }
+        let gone = vanished || removed(r.kind, &after);
+        if gone {
+            // The DELETED event carries the object as it was last stored.
+            let last = if modified {
+                after.clone()
+            } else {
+                before.clone()
+            };
+            changes.push(Change {
+                event_type: EventType::Deleted,
+                object: last,
+                version: None,
+            });
+            self.live.remove(&key(r.kind, &name));
+            self.born.remove(&key(r.kind, &name));
+        } else {
+            self.live.insert(key(r.kind, &name), after.clone());
+        }
+        Ok(Applied {
+            before: Some(before),
+            after: (!gone).then_some(after),
+            changes,
+        })
+    }
+}

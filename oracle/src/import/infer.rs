@@ -1,0 +1,298 @@
+//! The scenario steps behind the clients' writes (the user's kubectl, the scheduler, the
+//! kubelet): one step per write, and consecutive writes that are one command merged.
+//!
+//! The rules, in the order they are tried:
+//! - a ReplicaSet created, applied, patched or updated: `apply` of it as written (the model's
+//!   apply replaces labels and spec); its scale subresource: `scale`; its deletion: `delete`
+//!   with the request's propagation (apps/v1's default, background, when it gives none);
+//! - a pod created: `apply` of it (with `spec.nodeName` when it was created bound);
+//! - a pod bound (`pods/binding`): `schedule` to the binding's node;
+//! - a pod's status: `ready` (Running and Ready), `unready` (Running, not Ready) or `fail`
+//!   (Failed), by the phase and Ready condition written;
+//! - a pod's labels changed: `label` with the keys set and removed;
+//! - a pod deleted: `delete` when it was not being deleted, `finishDeletion` when it was (the
+//!   kubelet's final delete);
+//! - a write the model cannot see (its abstraction is unchanged: a container status, an
+//!   annotation) is no step and its event is left out ([`Inferred::Invisible`]);
+//! - anything else (a status written by a client, owner references or finalizers changed by a
+//!   client, a forced deletion, an eviction) is an error: no scenario step does it.
+//!
+//! A step names a pod as the model can: a pod with a name of its own by that name; a pod named
+//! by generateName (the model draws other suffixes) by its controller (`pods of frontend`),
+//! or by its labels when it has none, and "any N" of those. Consecutive writes of one kind on
+//! pods named alike (a command on several pods) are one step; so are consecutive applies.
+
+use super::audit::Request;
+use super::history::{Applied, Objects};
+use crate::manifest::{Manifest, Object};
+use crate::observed::{abstract_pod, abstract_replicaset, UidTokens};
+use crate::scenario::{Apply, ApplySource, StepKind};
+use k8s_openapi::api::apps::v1 as apps;
+use k8s_openapi::api::core::v1 as core;
+use rsmc_spec::api::{Kind, Propagation};
+use rsmc_spec::model::{PodAction, PodSelection, PodSet};
+use rsmc_spec::object::{LabelSelector, Pod, PodPhase, ReplicaSet};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// What a client's write was, for the scenario.
+#[derive(Debug)]
+pub enum Inferred {
+    Step(StepKind),
+    /// It changed nothing the model has.
+    Invisible,
+}
+
+/// The step a client's accepted write took (`objects` as it left them); `Err` says why no
+/// step can take it.
+pub fn step(r: &Request, applied: &Applied, objects: &Objects) -> Result<Inferred, String> {
+    if applied.changes.is_empty() {
+        return Ok(Inferred::Invisible);
+    }
+    match r.kind {
+        Kind::ReplicaSet => replicaset_step(r, applied),
+        Kind::Pod => pod_step(r, applied, objects),
+    }
+}
+
+fn replicaset(v: &Value) -> Result<ReplicaSet, String> {
+    let rs: apps::ReplicaSet = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+    abstract_replicaset(&rs, &mut UidTokens::default())
+}
+
+fn pod(v: &Value) -> Result<Pod, String> {
+    let p: core::Pod = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+    abstract_pod(&p, &mut UidTokens::default())
+}
+
+fn replicaset_step(r: &Request, applied: &Applied) -> Result<Inferred, String> {
+    let name = || r.name.clone().unwrap_or_default();
+    match (r.verb.as_str(), r.subresource.as_deref()) {
+        ("delete", None) => {
+            let options = r.request.clone().unwrap_or(Value::Null);
+            let propagation = match (
+                options["propagationPolicy"].as_str(),
+                options["orphanDependents"].as_bool(),
+            ) {
+                (Some("Orphan"), _) | (None, Some(true)) => Propagation::Orphan,
+                (Some("Foreground"), _) => Propagation::Foreground,
+                (Some("Background") | None, _) => Propagation::Background,
+                (Some(other), _) => return Err(format!("unknown propagationPolicy {other:?}")),
+            };
+            Ok(Inferred::Step(StepKind::DeleteReplicaSet {
+                replicaset: name(),
+                propagation,
+            }))
+        }
+        (_, Some("scale")) => {
+            let after = applied
+                .after
+                .as_ref()
+                .ok_or("the scale removed the ReplicaSet")?;
+            let replicas = after["spec"]["replicas"].as_i64().unwrap_or(1) as i32;
+            Ok(Inferred::Step(StepKind::Scale {
+                replicaset: name(),
+                replicas,
+            }))
+        }
+        (_, None) => {
+            let after = applied
+                .after
+                .as_ref()
+                .ok_or("the write removed the ReplicaSet")?;
+            let new = replicaset(after)?;
+            if let Some(before) = &applied.before {
+                let old = replicaset(before)?;
+                let unchanged = (old.meta.labels == new.meta.labels) && old.spec == new.spec;
+                if (
+                    &old.meta.owner_references,
+                    &old.meta.finalizers,
+                    &old.status,
+                ) != (
+                    &new.meta.owner_references,
+                    &new.meta.finalizers,
+                    &new.status,
+                ) {
+                    return Err(
+                        "it changes a ReplicaSet's owner references, finalizers or status, which no scenario step does (an apply changes labels and spec)"
+                            .into(),
+                    );
+                }
+                if unchanged {
+                    return Ok(Inferred::Invisible);
+                }
+            }
+            Ok(Inferred::Step(apply_of(Object::ReplicaSet(Arc::new(new)))))
+        }
+        (_, Some(sub)) => Err(format!(
+            "a client writes replicasets/{sub}, which no scenario step does"
+        )),
+    }
+}
+
+fn apply_of(object: Object) -> StepKind {
+    StepKind::Apply(Apply {
+        source: ApplySource::Inline,
+        node_name: None,
+        manifests: vec![Manifest::of(object)],
+    })
+}
+
+fn pod_step(r: &Request, applied: &Applied, objects: &Objects) -> Result<Inferred, String> {
+    let before = match &applied.before {
+        None => {
+            let created = pod(applied.after.as_ref().ok_or("no object created")?)?;
+            if !created.meta.owner_references.is_empty() {
+                return Err(
+                    "a client creates a pod with owner references, which no scenario step does"
+                        .into(),
+                );
+            }
+            return Ok(Inferred::Step(apply_of(Object::Pod(Arc::new(created)))));
+        }
+        Some(b) => b,
+    };
+    let old = pod(before)?;
+    let selection = selection_of(&old, before, objects);
+    let action = match (r.verb.as_str(), r.subresource.as_deref()) {
+        ("delete", None) => {
+            let grace = r
+                .request
+                .as_ref()
+                .and_then(|o| o["gracePeriodSeconds"].as_i64());
+            if old.meta.is_deleting() {
+                PodAction::FinishDeletion
+            } else if grace == Some(0) && old.node_name.is_some() {
+                return Err("a forced deletion (gracePeriodSeconds 0) of a pod that is not being deleted: no scenario step does it (the kubelet's final delete is a step of its own)".into());
+            } else {
+                PodAction::Delete
+            }
+        }
+        ("create", Some("binding")) => {
+            let after = pod(applied
+                .after
+                .as_ref()
+                .ok_or("the binding removed the pod")?)?;
+            PodAction::Schedule {
+                node: after.node_name.ok_or("a binding without a node")?,
+            }
+        }
+        (_, Some("status")) => {
+            let new = pod(applied.after.as_ref().ok_or("the status removed the pod")?)?;
+            if (new.phase, new.ready_since.is_some()) == (old.phase, old.ready_since.is_some()) {
+                if new == old {
+                    return Ok(Inferred::Invisible);
+                }
+                return Err("a status write that changes what the model has of a pod (restarts) but neither its phase nor its readiness: no scenario step does it".into());
+            }
+            match (new.phase, new.ready_since.is_some()) {
+                (PodPhase::Running, true) => PodAction::Ready,
+                (PodPhase::Running, false) => PodAction::Unready,
+                (PodPhase::Failed, _) => PodAction::Fail,
+                (phase, _) => {
+                    return Err(format!(
+                        "a status write to phase {phase:?}: the model's kubelet reports Running (Ready or not) and Failed only"
+                    ))
+                }
+            }
+        }
+        (_, None) => {
+            let new = pod(applied.after.as_ref().ok_or("the write removed the pod")?)?;
+            let mut relabelled = new.clone();
+            relabelled.meta.labels = old.meta.labels.clone();
+            if relabelled != old {
+                return Err("a client changes a pod's owner references, finalizers, deletion cost or spec: of a pod's metadata, a scenario step changes labels only".into());
+            }
+            if new.meta.labels == old.meta.labels {
+                return Ok(Inferred::Invisible);
+            }
+            let set = new
+                .meta
+                .labels
+                .iter()
+                .filter(|(k, v)| old.meta.labels.get(*k) != Some(*v))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let remove = old
+                .meta
+                .labels
+                .keys()
+                .filter(|k| !new.meta.labels.contains_key(*k))
+                .cloned()
+                .collect();
+            PodAction::Label { set, remove }
+        }
+        (_, Some(sub)) => {
+            return Err(format!(
+                "a client writes pods/{sub}, which no scenario step does"
+            ))
+        }
+    };
+    Ok(Inferred::Step(StepKind::Pods { selection, action }))
+}
+
+/// How a step names one pod: by name when the name is its own; by its controller while that
+/// is live, else by its labels, when the API server generated it ("any 1").
+fn selection_of(pod: &Pod, raw: &Value, objects: &Objects) -> PodSelection {
+    if pod.meta.generate_name.is_none() {
+        return PodSelection {
+            set: PodSet::Names(vec![pod.meta.name.clone()]),
+            count: None,
+        };
+    }
+    let set = match raw["metadata"]["ownerReferences"]
+        .as_array()
+        .and_then(|refs| {
+            refs.iter()
+                .find(|r| r["controller"].as_bool() == Some(true))
+        })
+        .filter(|r| {
+            let (name, uid) = (r["name"].as_str(), r["uid"].as_str());
+            name.zip(uid)
+                .is_some_and(|(n, u)| objects.replicaset_live(n, u))
+        })
+        .and_then(|r| r["name"].as_str())
+    {
+        Some(owner) => PodSet::ControlledBy(owner.to_string()),
+        None => PodSet::Matching(LabelSelector {
+            match_labels: pod.meta.labels.clone(),
+            match_expressions: Vec::new(),
+        }),
+    };
+    PodSelection {
+        set,
+        count: Some(1),
+    }
+}
+
+/// `next` folded into `last` when they are one command: consecutive applies, or the same
+/// action on pods named alike. Returns whether it was folded.
+pub fn merge(last: &mut StepKind, next: &StepKind) -> bool {
+    match (last, next) {
+        (StepKind::Apply(a), StepKind::Apply(b)) => {
+            a.manifests.extend(b.manifests.iter().cloned());
+            true
+        }
+        (
+            StepKind::Pods {
+                selection: s1,
+                action: a1,
+            },
+            StepKind::Pods {
+                selection: s2,
+                action: a2,
+            },
+        ) if a1 == a2 => match (&mut s1.set, &s2.set) {
+            (PodSet::Names(n1), PodSet::Names(n2)) if !n2.iter().any(|n| n1.contains(n)) => {
+                n1.extend(n2.iter().cloned());
+                true
+            }
+            (set1, set2) if *set1 == *set2 && !matches!(set1, PodSet::Names(_)) => {
+                s1.count = Some(s1.count.unwrap_or(1) + s2.count.unwrap_or(1));
+                true
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}

@@ -1,0 +1,410 @@
+//! `rsmc import`: a recording of any cluster made into a scenario and an observed trace the
+//! oracle judges.
+//!
+//! From a Kubernetes audit log ([`audit`]) written with the shipped policy
+//! (`conformance/audit-policy.yaml`, or `rsmc cluster up --audit-log`):
+//! 1. the writes to pods and ReplicaSets of one namespace are read, each attributed to the
+//!    ReplicaSet controller, the garbage collector or a client ([`writer`]); the recording
+//!    ends where the namespace controller starts deleting the namespace's objects;
+//! 2. they are cut into segments: at the user's marks ([`audit::MARK_PREFIX`]) when the log
+//!    has any, else wherever no write happened for the quiet window;
+//! 3. each accepted write becomes the watch events it caused ([`history`]), in
+//!    resourceVersion order within its segment, and each client's write a scenario step
+//!    ([`infer`]); the controllers' writes are what the oracle judges. Refused writes change
+//!    nothing and are no step (they are counted in the summary);
+//! 4. every segment ends with a `settle` step, whose observed objects are the live objects as
+//!    the writes left them.
+//!
+//! The observed trace's resourceVersions are renumbered 1, 2, … in the order the import puts
+//! the events, because the log does not give every event's version (a binding's, a
+//! deletion's); the oracle uses versions only to order events.
+
+pub mod audit;
+pub mod history;
+pub mod infer;
+pub mod writer;
+
+use crate::error::InputError;
+use crate::observed::{EventType, RawEvent, RawObserved, RawSegment, SCHEMA};
+use crate::scenario::{Scenario, Step, StepKind};
+use audit::{Entry, Request};
+use history::Objects;
+use infer::Inferred;
+pub use k8s_openapi::jiff::SignedDuration;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use writer::{Attribution, Writer};
+
+/// How to import.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The namespace to import; required when the log writes to more than one.
+    pub namespace: Option<String>,
+    /// A gap between writes at least this long ends a segment (when the log has no marks).
+    pub quiet: SignedDuration,
+    pub attribution: Attribution,
+    /// The scenario's name (default: the namespace's).
+    pub name: Option<String>,
+    /// The release that was recorded (default: read from kube-controller-manager's user
+    /// agent, when its writes are in the log).
+    pub server: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            namespace: None,
+            quiet: SignedDuration::from_secs(2),
+            attribution: Attribution::default(),
+            name: None,
+            server: None,
+        }
+    }
+}
+
+/// What an import made.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    pub scenario: Scenario,
+    pub observed: RawObserved,
+    pub summary: Summary,
+}
+
+/// Figures of an import, for the user.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub namespace: String,
+    pub first_line: usize,
+    pub last_line: usize,
+    /// Writes read, of which refused by the API server.
+    pub writes: usize,
+    pub refused: usize,
+    /// Clients' writes that changed nothing the model has (no step, no event).
+    pub invisible: usize,
+    pub segments: usize,
+    pub steps: usize,
+    pub events: usize,
+    /// When the namespace's teardown began, when it did (what completed after is left out).
+    pub namespace_deleted_at: Option<k8s_openapi::jiff::Timestamp>,
+}
+
+/// An audit log, read.
+pub struct AuditLog {
+    path: PathBuf,
+    entries: Vec<Entry>,
+}
+
+impl AuditLog {
+    /// Read an audit log, attributing its writes as `attribution` says.
+    pub fn read(path: &Path, attribution: &Attribution) -> Result<AuditLog, InputError> {
+        let text = rsmc_spec::input::read_text(path)
+            .map_err(|e| InputError::in_file(path, format!("cannot read: {e}")))?;
+        Ok(AuditLog {
+            path: path.to_path_buf(),
+            entries: audit::read(path, &text, attribution)?,
+        })
+    }
+
+    /// The namespaces whose pods or ReplicaSets the log writes, in name order.
+    pub fn namespaces(&self) -> Vec<String> {
+        written_namespaces(&self.entries)
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
+    /// Import one namespace (the only one, unless `options` names it).
+    pub fn import(&self, options: &Options) -> Result<Imported, InputError> {
+        let path = self.path.as_path();
+        let namespace = choose_namespace(path, &self.entries, options.namespace.as_deref())?;
+        let mut summary = Summary {
+            namespace: namespace.clone(),
+            ..Summary::default()
+        };
+        let mine: Vec<&Entry> = self
+            .entries
+            .iter()
+            .filter(|e| e.namespace() == namespace)
+            .collect();
+        // The teardown starts when the namespace's deletion is asked for, or else when the
+        // namespace controller's first request comes in; whatever completes after is left out.
+        let teardown = mine
+            .iter()
+            .filter_map(|e| match e {
+                Entry::NamespaceDeleted { at, .. } => Some(*at),
+                Entry::Write(r) if r.writer == Writer::NamespaceController => Some(r.received),
+                _ => None,
+            })
+            .min();
+        summary.namespace_deleted_at = teardown;
+        let mine: Vec<Entry> = mine
+            .into_iter()
+            .filter(|e| match (e, teardown) {
+                (Entry::Write(r), Some(cut)) => r.at < cut,
+                (Entry::Mark { at, .. }, Some(cut)) => *at < cut,
+                (Entry::NamespaceDeleted { .. }, _) => false,
+                _ => true,
+            })
+            .cloned()
+            .collect();
+        let segments = segments(mine, options.quiet);
+        let server = options.server.clone().or_else(|| {
+            segments
+                .iter()
+                .flatten()
+                .find_map(|r| release_of(&r.user_agent))
+        });
+        let mut importer = Importer::default();
+        for segment in &segments {
+            importer
+                .segment(segment, &mut summary)
+                .map_err(|(line, message)| {
+                    InputError::at(path, Some(crate::error::Pos { line, column: 1 }), message)
+                })?;
+        }
+        if importer.out.is_empty() {
+            return Err(InputError::in_file(
+                path,
+                format!("no write to a pod or a ReplicaSet in namespace {namespace:?}"),
+            ));
+        }
+        let lines: Vec<usize> = segments.iter().flatten().map(|r| r.line).collect();
+        summary.first_line = lines.first().copied().unwrap_or(0);
+        summary.last_line = lines.last().copied().unwrap_or(0);
+        summary.segments = importer.out.len();
+        summary.steps = importer.steps.len() - importer.out.len();
+        summary.events = importer.version as usize;
+        let name = options.name.clone().unwrap_or_else(|| namespace.clone());
+        let description = format!(
+            "Imported by rsmc import from the audit log {} (namespace {namespace}, lines {}–{}): the clients' writes as steps, a settle point at the end of each quiet period.",
+            path.display(),
+            summary.first_line,
+            summary.last_line
+        );
+        let scenario = Scenario::new(&name, &description, importer.steps);
+        let mut cluster = serde_json::json!({
+            "importedFrom": path.display().to_string(),
+            "namespace": namespace,
+        });
+        if let Some(server) = server {
+            cluster["server"] = server.into();
+        }
+        Ok(Imported {
+            scenario,
+            observed: RawObserved {
+                schema: SCHEMA.to_string(),
+                scenario: name,
+                cluster,
+                segments: importer.out,
+            },
+            summary,
+        })
+    }
+}
+
+/// The namespace named, or the only one the log writes to.
+fn choose_namespace(
+    path: &Path,
+    entries: &[Entry],
+    wanted: Option<&str>,
+) -> Result<String, InputError> {
+    let written = written_namespaces(entries);
+    let list = || written.iter().copied().collect::<Vec<_>>().join(", ");
+    match wanted {
+        Some(ns) if written.contains(ns) => Ok(ns.to_string()),
+        Some(ns) => Err(InputError::in_file(
+            path,
+            format!(
+                "no write to a pod or a ReplicaSet in namespace {ns:?}; the log writes to: {}",
+                if written.is_empty() { "none".to_string() } else { list() }
+            ),
+        )),
+        None => match written.len() {
+            1 => Ok(written.first().unwrap().to_string()),
+            0 => Err(InputError::in_file(
+                path,
+                "no write to a pod or a ReplicaSet: is it an audit log written with conformance/audit-policy.yaml?",
+            )),
+            _ => Err(InputError::in_file(
+                path,
+                format!(
+                    "the log writes to {} namespaces; name one with --namespace: {}",
+                    written.len(),
+                    list()
+                ),
+            )),
+        },
+    }
+}
+
+/// The namespaces written to (by anyone but the namespace controller).
+fn written_namespaces(entries: &[Entry]) -> BTreeSet<&str> {
+    entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Write(r) if r.writer != Writer::NamespaceController => {
+                Some(r.namespace.as_str())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The writes cut into segments: at marks when there are any, else at quiet gaps.
+fn segments(entries: Vec<Entry>, quiet: SignedDuration) -> Vec<Vec<Request>> {
+    let marked = entries.iter().any(|e| matches!(e, Entry::Mark { .. }));
+    let mut out: Vec<Vec<Request>> = vec![Vec::new()];
+    let mut last_at = None;
+    for e in entries {
+        match e {
+            Entry::Mark { .. } => out.push(Vec::new()),
+            Entry::NamespaceDeleted { .. } => {}
+            Entry::Write(r) => {
+                let gap = last_at.map(|t: k8s_openapi::jiff::Timestamp| r.at.duration_since(t));
+                if !marked && gap.is_some_and(|g| g >= quiet) {
+                    out.push(Vec::new());
+                }
+                last_at = Some(r.at);
+                out.last_mut().unwrap().push(*r);
+            }
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// `v1.20.2` from `kube-controller-manager/v1.20.2 (linux/amd64) kubernetes/faecb19/…`.
+fn release_of(user_agent: &str) -> Option<String> {
+    let rest = user_agent.strip_prefix("kube-controller-manager/")?;
+    let version = rest.split([' ', '/']).next()?;
+    version.starts_with('v').then(|| version.to_string())
+}
+
+/// The import's state across segments.
+#[derive(Default)]
+struct Importer {
+    objects: Objects,
+    steps: Vec<Step>,
+    out: Vec<RawSegment>,
+    /// The last renumbered version.
+    version: u64,
+}
+
+/// An event of a segment, before it is put in order.
+struct Unordered<'a> {
+    request: &'a Request,
+    version: Option<u64>,
+    event: RawEvent,
+}
+
+/// The events of a segment in the order the API server committed them, as far as the log
+/// tells it. An event whose version the log gives goes by it. One whose version it does not
+/// give (a binding, a deletion) was committed after every write whose answer completed
+/// before its request came in, after its own request's earlier event (the mark before a
+/// deletion), and after every earlier write to the same object (a deletion after every
+/// write to it); it is put as early as that allows: right after the latest of those.
+/// Writes that ran at the same time may have been committed in another order.
+fn in_commit_order(events: Vec<Unordered<'_>>) -> Vec<RawEvent> {
+    let uid = |e: &RawEvent| e.object.pointer("/metadata/uid").cloned();
+    let known: Vec<(&Request, u64, Option<serde_json::Value>)> = events
+        .iter()
+        .filter_map(|e| e.version.map(|v| (e.request, v, uid(&e.event))))
+        .collect();
+    let mut keyed: Vec<((u64, u8, usize), RawEvent)> = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let key = match e.version {
+                Some(v) => (v, 0, i),
+                None => {
+                    let this = uid(&e.event);
+                    let deletes = e.event.event_type == EventType::Deleted;
+                    let after = known
+                        .iter()
+                        .filter(|(r, _, object)| {
+                            r.at <= e.request.received
+                                || std::ptr::eq(*r, e.request)
+                                || (*object == this && (deletes || r.line < e.request.line))
+                        })
+                        .map(|(_, v, _)| *v)
+                        .max()
+                        .unwrap_or(0);
+                    (after, 1, i)
+                }
+            };
+            (key, e.event)
+        })
+        .collect();
+    keyed.sort_by_key(|(k, _)| *k);
+    keyed.into_iter().map(|(_, e)| e).collect()
+}
+
+impl Importer {
+    /// One segment's writes: its events, its steps and its settle point.
+    fn segment(
+        &mut self,
+        requests: &[Request],
+        summary: &mut Summary,
+    ) -> Result<(), (usize, String)> {
+        let mut events = Vec::new();
+        // The last client step of the segment, and the line of its first write.
+        let mut last_client_step: Option<(usize, usize)> = None;
+        for r in requests {
+            summary.writes += 1;
+            if !r.accepted() {
+                summary.refused += 1;
+                continue;
+            }
+            let fail = |m: String| (r.line, format!("{}: {m}", r.describe()));
+            let born = r.name.as_ref().and_then(|n| self.objects.born(r.kind, n));
+            let applied = self.objects.apply(r).map_err(fail)?;
+            let step = match &r.writer {
+                Writer::Client(_) => match infer::step(r, &applied, &self.objects).map_err(fail)? {
+                    Inferred::Invisible => {
+                        summary.invisible += 1;
+                        continue;
+                    }
+                    Inferred::Step(kind) => {
+                        // One command acts on objects that were there when it began.
+                        let merged = last_client_step.is_some_and(|(i, began)| {
+                            let existed =
+                                applied.before.is_none() || born.is_some_and(|b| b < began);
+                            existed && infer::merge(&mut self.steps[i].kind, &kind)
+                        });
+                        if !merged {
+                            self.steps.push(Step::new(kind));
+                            last_client_step = Some((self.steps.len() - 1, r.line));
+                        }
+                        last_client_step.map(|(i, _)| i)
+                    }
+                },
+                _ => None,
+            };
+            for change in applied.changes {
+                events.push(Unordered {
+                    request: r,
+                    version: change.version,
+                    event: RawEvent {
+                        event_type: change.event_type,
+                        step,
+                        object: change.object,
+                    },
+                });
+            }
+        }
+        let events = in_commit_order(events)
+            .into_iter()
+            .map(|mut e| {
+                self.version += 1;
+                e.object["metadata"]["resourceVersion"] = self.version.to_string().into();
+                e
+            })
+            .collect();
+        self.steps.push(Step::new(StepKind::Settle));
+        self.out.push(RawSegment {
+            events: Some(events),
+            settled: self.objects.snapshot(),
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,144 @@
+//! `rsmc import`: a recording of any cluster as a scenario and an observed trace for `rsmc
+//! oracle` (see `rsmc_oracle::import`).
+
+use crate::exit;
+use rsmc_oracle::import::{self, writer::Attribution, AuditLog, Imported, Options};
+use rsmc_oracle::{observed, scenario};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `rsmc import`.
+#[derive(clap::Args, Debug)]
+pub struct ImportArgs {
+    /// A kube-apiserver audit log (JSON lines) written with the policy
+    /// conformance/audit-policy.yaml (`rsmc cluster up --audit-log` writes one).
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: PathBuf,
+    /// The namespace to import (needed when the log writes to more than one).
+    #[arg(long, conflicts_with = "all_namespaces")]
+    pub namespace: Option<String>,
+    /// Import every namespace the log writes to, one scenario each (named by namespace).
+    #[arg(long)]
+    pub all_namespaces: bool,
+    /// Seconds without a write that end a segment (a settle point), unless the log has
+    /// marks (ConfigMaps created named rsmc-settle…), which then end segments instead.
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    pub quiet_window: f64,
+    /// The user name, or user-agent prefix, of the ReplicaSet controller under test when it
+    /// is not the built-in one (repeatable; `rsmc controller` is known).
+    #[arg(long = "controller", value_name = "USER_OR_AGENT")]
+    pub controllers: Vec<String>,
+    /// The scenario's name (default: the namespace's).
+    #[arg(long, conflicts_with = "all_namespaces")]
+    pub name: Option<String>,
+    /// The Kubernetes release recorded, e.g. v1.37.2 (default: read from
+    /// kube-controller-manager's user agent in the log).
+    #[arg(long, value_name = "VERSION")]
+    pub server: Option<String>,
+    /// The directory to write NAME.yaml and NAME.observed.json to (made if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Replace files of the same names in the directory.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(args: &ImportArgs) -> i32 {
+    if !(args.quiet_window > 0.0 && args.quiet_window.is_finite()) {
+        eprintln!(
+            "error: --quiet-window: expected a positive number of seconds, got {}",
+            args.quiet_window
+        );
+        return exit::BAD_INPUT;
+    }
+    let mut attribution = Attribution::default();
+    attribution
+        .controllers
+        .extend(args.controllers.iter().cloned());
+    let options = Options {
+        namespace: args.namespace.clone(),
+        quiet: import::SignedDuration::from_secs_f64(args.quiet_window),
+        attribution,
+        name: args.name.clone(),
+        server: args.server.clone(),
+    };
+    let log = match AuditLog::read(&args.audit_log, &options.attribution) {
+        Ok(log) => log,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let namespaces = if args.all_namespaces {
+        log.namespaces().into_iter().map(Some).collect()
+    } else {
+        vec![args.namespace.clone()]
+    };
+    if let Err(e) = std::fs::create_dir_all(&args.out) {
+        eprintln!("error: --out {}: {e}", args.out.display());
+        return exit::BAD_INPUT;
+    }
+    let mut code = exit::OK;
+    for namespace in namespaces {
+        let options = Options {
+            namespace,
+            ..options.clone()
+        };
+        let written = log
+            .import(&options)
+            .map_err(|e| e.to_string())
+            .and_then(|imported| write(&imported, &args.out, args.force));
+        match written {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                code = exit::BAD_INPUT;
+            }
+        }
+    }
+    code
+}
+
+/// Write an import's two files (after reading them back as `rsmc oracle` will) and say what
+/// was written.
+fn write(imported: &Imported, dir: &Path, force: bool) -> Result<String, String> {
+    let name = &imported.scenario.name;
+    let scenario_path = dir.join(format!("{name}.yaml"));
+    let observed_path = dir.join(format!("{name}.observed.json"));
+    for path in [&scenario_path, &observed_path] {
+        if !force && path.exists() {
+            return Err(format!(
+                "{}: exists; remove it or pass --force to replace it",
+                path.display()
+            ));
+        }
+    }
+    let yaml = imported.scenario.to_yaml();
+    let json = serde_json::to_string_pretty(&imported.observed).expect("JSON of an observed trace");
+    // What is written must read back: a failure here is the import's fault.
+    scenario::load_str(&scenario_path, &yaml)
+        .map_err(|e| format!("the imported scenario does not read back (an import bug): {e}"))?;
+    observed::parse(&observed_path, &json)
+        .map_err(|e| format!("the imported trace does not read back (an import bug): {e}"))?;
+    std::fs::write(&scenario_path, yaml)
+        .map_err(|e| format!("{}: {e}", scenario_path.display()))?;
+    std::fs::write(&observed_path, json)
+        .map_err(|e| format!("{}: {e}", observed_path.display()))?;
+    let s = &imported.summary;
+    Ok(format!(
+        "{name}: namespace {}, lines {}–{}: {} writes ({} refused, {} invisible to the model), {} steps, {} settle points, {} events{}\n  rsmc oracle --scenario {} --observed {}",
+        s.namespace,
+        s.first_line,
+        s.last_line,
+        s.writes,
+        s.refused,
+        s.invisible,
+        s.steps,
+        s.segments,
+        s.events,
+        s.namespace_deleted_at
+            .map(|at| format!("; the namespace's teardown (from {at}) left out"))
+            .unwrap_or_default(),
+        scenario_path.display(),
+        observed_path.display()
+    ))
+}
