@@ -122,11 +122,11 @@ fn a_configuration_where_everything_holds_exits_0_and_reports_every_property() {
     let report: serde_json::Value = serde_json::from_str(&out).expect("JSON report");
     assert!(report["unique_states"].as_u64().unwrap() > 1000, "{report}");
     let props = report["properties"].as_array().unwrap();
-    assert_eq!(props.len(), 17);
+    assert_eq!(props.len(), 18);
     for p in props.iter().filter(|p| p["kind"] != "coverage") {
         assert_eq!(p["result"], "holds", "{p}");
     }
-    assert_eq!(props[16]["kind"], "liveness");
+    assert_eq!(props[17]["kind"], "liveness");
     // The convergence search identifies states up to revisions only, not up to pod renaming:
     // it meets as many states as the safety search with the symmetry off, and more than with.
     let (code, out, _) = rsmc(&[
@@ -819,4 +819,67 @@ fn a_closed_stdout_ends_quietly() {
             out.status
         );
     }
+}
+
+/// `rsmc import` writes a scenario and an observed trace that `rsmc oracle` judges, says how,
+/// refuses to replace files it did not write (exit 2), and names a bad line (exit 2).
+#[test]
+fn import_writes_what_the_oracle_judges_and_refuses_bad_input() {
+    let out = temp_dir("imported");
+    let log = repo("oracle/tests/audit/delete-orphan.audit.log");
+    let args = [
+        "import",
+        "--audit-log",
+        &log,
+        "--name",
+        "orphan",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (code, stdout, err) = rsmc(&args);
+    assert_eq!(code, 0, "{err}");
+    let scenario = out.join("orphan.yaml");
+    let observed = out.join("orphan.observed.json");
+    assert!(
+        stdout.contains(&format!(
+            "rsmc oracle --scenario {} --observed {}",
+            scenario.display(),
+            observed.display()
+        )),
+        "{stdout}"
+    );
+    let (code, verdict, err) = rsmc(&[
+        "oracle",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--observed",
+        observed.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{verdict}{err}");
+    assert!(
+        verdict.contains("(profile k8s-1.20): CONFORMS"),
+        "{verdict}"
+    );
+    // Again: the files are there; nothing is replaced without --force.
+    let before = std::fs::read_to_string(&scenario).unwrap();
+    let (code, _, err) = rsmc(&args);
+    assert_eq!(code, 2);
+    assert!(err.contains("exists; remove it or pass --force"), "{err}");
+    assert_eq!(std::fs::read_to_string(&scenario).unwrap(), before);
+    // A log with a line that is not an audit event.
+    let bad = out.join("bad.log");
+    std::fs::write(&bad, "{\"kind\": \"Pod\"}\n").unwrap();
+    let (code, _, err) = rsmc(&[
+        "import",
+        "--audit-log",
+        bad.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(&format!("{}:1:", bad.display()))
+            && err.contains("expected an audit.k8s.io/v1 Event"),
+        "{err}"
+    );
 }

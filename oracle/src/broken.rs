@@ -16,6 +16,8 @@
 //! - a pod created under ReplicaSet R's controller reference makes R control more active pods
 //!   than its `spec.replicas` (no over-creation), or R is being deleted (no creation while
 //!   deleting);
+//! - a pod controlled by a live ReplicaSet gets another's controller reference instead (no
+//!   stealing);
 //! - a controller reference to R is added to a pod while R is gone, deleting, or does not
 //!   match the pod (adoption rules);
 //! - a pod starts deleting while it references a ReplicaSet that was, at any point of the
@@ -42,8 +44,8 @@ use crate::observed::{Event, EventType, Object, Snapshot};
 use rsmc_spec::controller::ranking::{self, Order};
 use rsmc_spec::model::properties::{
     adoption_allowed, over_created, ADOPTION_RULES, DELETE_ONLY_CONTROLLED,
-    NO_CREATE_WHILE_DELETING, NO_OVER_CREATION, ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED,
-    SINGLE_CONTROLLER,
+    NO_CREATE_WHILE_DELETING, NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS,
+    SCALE_DOWN_RANKED, SINGLE_CONTROLLER,
 };
 use rsmc_spec::object::{Finalizer, Pod, ReplicaSet, Uid};
 use rsmc_spec::profile::Semantics;
@@ -147,8 +149,13 @@ fn created(cluster: &Snapshot, pod: &Pod) -> Option<&'static str> {
 
 fn adopted(cluster: &Snapshot, old: &Pod, new: &Pod) -> Option<&'static str> {
     let r = new.meta.controller_ref()?;
-    if old.meta.controller_ref().is_some_and(|o| o.uid == r.uid) {
-        return None;
+    if let Some(o) = old.meta.controller_ref() {
+        if o.uid == r.uid {
+            return None;
+        }
+        if owner(cluster, o.uid).is_some() {
+            return Some(NO_STEALING);
+        }
     }
     let live = cluster.replicasets.get(&r.name).map(|rs| &**rs);
     (!adoption_allowed(live, r.uid, new)).then_some(ADOPTION_RULES)

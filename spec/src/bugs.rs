@@ -10,7 +10,7 @@ use crate::api::Propagation;
 use crate::liveness::CONVERGENCE;
 use crate::model::properties::{
     ADOPTION_RULES, DELETE_ONLY_CONTROLLED, NO_CREATE_WHILE_DELETING, NO_OVER_CREATION,
-    ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, STATUS_CONSISTENT,
+    NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, STATUS_CONSISTENT,
 };
 use crate::model::Action;
 use crate::profile::Profile;
@@ -277,7 +277,7 @@ pub const CATALOGUE: [Entry; 15] = [
         upstream: "#2210, #24946",
         status: Status::Fixed,
         summary: "before ControllerRef, a ReplicaSet took every pod its selector matched: two overlapping ReplicaSets pass a pod back and forth for ever",
-        property: CONVERGENCE,
+        property: NO_STEALING,
         config: "catalogue/steal-controlled-pods",
         profile: Profile::K8s120,
         fix: "pkg/controller/controller_ref_manager.go ClaimObject (a pod controlled by another UID is ignored)",

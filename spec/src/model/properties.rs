@@ -31,6 +31,13 @@ pub const NO_DOUBLE_COUNT: &str = "no pod counted by two live ReplicaSets";
 /// owned by a ghost (and collected by the GC: #42639), or by an owner it does not belong to.
 pub const ADOPTION_RULES: &str = "adoption only by a live, matching owner not being deleted";
 
+/// A pod that a live ReplicaSet controls is never taken by another: a sync claims orphans and
+/// its own pods only (upstream `ClaimObject`: a pod whose controller is another UID is left
+/// alone). The API server cannot refuse a patch that replaces a controller reference, so the
+/// controller alone keeps this; before controller references existed (#2210, #24946)
+/// overlapping ReplicaSets passed pods back and forth.
+pub const NO_STEALING: &str = "a pod a live ReplicaSet controls is never taken by another";
+
 /// No over-creation. When a create for ReplicaSet R commits, R controls at most `r` active
 /// pods including the new one, where `r` is the spec.replicas of the cached R the issuing sync
 /// acted on. This is the exact bound: a sync only creates up to `r` minus the pods it counted,
@@ -129,6 +136,7 @@ pub fn all() -> Vec<Property<RsModel>> {
             !violated(s, NO_DOUBLE_COUNT)
         }),
         Property::always(ADOPTION_RULES, |_, s: &State| !violated(s, ADOPTION_RULES)),
+        Property::always(NO_STEALING, |_, s: &State| !violated(s, NO_STEALING)),
         Property::always(NO_OVER_CREATION, |_, s: &State| {
             !violated(s, NO_OVER_CREATION)
         }),
@@ -262,6 +270,12 @@ pub(super) fn after_controller_request(
             if !ok {
                 flag(s, ADOPTION_RULES);
             }
+        }
+        Request::PatchPodOwnerReferences {
+            patch: OwnerRefPatch::Take { from, .. },
+            ..
+        } if s.api.replicasets.values().any(|r| r.meta.uid == *from) => {
+            flag(s, NO_STEALING);
         }
         Request::UpdateReplicaSetStatus { .. } => {
             let counted: std::collections::BTreeSet<String> =

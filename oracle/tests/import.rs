@@ -1,0 +1,344 @@
+//! `rsmc import` of audit logs. The logs in `tests/audit/` were recorded on the local control
+//! plane (v1.20.2, the built-in controller, `rsmc cluster up --audit-log`, `rsmc conform`
+//! running `delete-orphan` and `counterexamples/catalogue-ignore-controller-ref-removal`),
+//! cut to their namespace (and managedFields, request bodies but deletions' and bindings',
+//! and some container defaults dropped: the import does not read them). Imported, they
+//! conform; with one write doctored, they are rejected naming the property it breaks; bad
+//! input names its line.
+
+use rsmc_oracle::error::InputError;
+use rsmc_oracle::import::writer::Attribution;
+use rsmc_oracle::import::{AuditLog, Imported, Options, SignedDuration};
+use rsmc_oracle::judge::{judge, render, Verdict};
+use rsmc_oracle::observed;
+use rsmc_oracle::prepared::Prepared;
+use rsmc_oracle::scenario;
+use rsmc_spec::budget::Budget;
+use rsmc_spec::liveness::converged::Condition;
+use rsmc_spec::model::properties::{
+    NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SINGLE_CONTROLLER,
+};
+use rsmc_spec::profile::Profile;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/audit/{name}.audit.log"));
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn write_log(dir: &Path, lines: &[Value]) -> PathBuf {
+    let path = dir.join("audit.log");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn import_text(text: &str, options: &Options) -> Result<Imported, InputError> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.log");
+    std::fs::write(&path, text).unwrap();
+    AuditLog::read(&path, &options.attribution)?.import(options)
+}
+
+/// The fixture `name`, doctored, imported.
+fn imported(name: &str, doctor: impl FnOnce(&mut Vec<Value>)) -> Imported {
+    let mut lines = fixture(name);
+    doctor(&mut lines);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_log(dir.path(), &lines);
+    AuditLog::read(&path, &Attribution::default())
+        .unwrap()
+        .import(&Options::default())
+        .unwrap()
+}
+
+/// Judge an import as `rsmc oracle` does its two files: the scenario read back from its YAML,
+/// the trace from its JSON, by the recorded release's behaviour.
+fn judged(imported: &Imported) -> Verdict {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario_path = dir.path().join("imported.yaml");
+    std::fs::write(&scenario_path, imported.scenario.to_yaml()).unwrap();
+    let observed = observed::parse(
+        Path::new("imported.observed.json"),
+        &serde_json::to_string(&imported.observed).unwrap(),
+    )
+    .unwrap();
+    let release = observed
+        .release_semantics()
+        .unwrap()
+        .expect("cluster.server");
+    let prepared = Prepared::load(&scenario_path, Profile::K8s120)
+        .unwrap()
+        .judged_as(release);
+    judge(
+        &prepared.subject(),
+        &observed,
+        &Budget::default().with_states(500_000),
+    )
+    .unwrap()
+}
+
+fn commands(imported: &Imported) -> Vec<String> {
+    imported
+        .scenario
+        .steps
+        .iter()
+        .map(|s| s.command())
+        .collect()
+}
+
+#[test]
+fn recordings_import_as_their_scenarios_and_conform() {
+    let orphan = imported("delete-orphan", |_| {});
+    assert_eq!(
+        commands(&orphan),
+        [
+            "kubectl apply -f frontend.yaml",
+            "settle",
+            "scheduler: bind pods of frontend (any 3) to node-1",
+            "kubelet: pods of frontend (any 3) Ready",
+            "settle",
+            "kubectl delete rs/frontend --cascade=orphan",
+            "settle",
+            "kubectl apply -f frontend.yaml",
+            "settle",
+        ]
+    );
+    let s = &orphan.summary;
+    assert_eq!(
+        (s.writes, s.refused, s.invisible, s.segments, s.events),
+        (34, 5, 0, 4, 27)
+    );
+    assert!(s.namespace_deleted_at.is_some());
+    assert_eq!(orphan.observed.cluster["server"], "v1.20.2");
+    let v = judged(&orphan);
+    assert!(v.conforms, "{}", render(&v));
+
+    let two = imported("catalogue-ignore-controller-ref-removal", |_| {});
+    assert_eq!(
+        commands(&two),
+        [
+            "kubectl apply -f canary.yaml -f frontend.yaml -f pod1.yaml",
+            "settle",
+            "kubectl delete rs/frontend --cascade=orphan",
+            "settle",
+        ]
+    );
+    let v = judged(&two);
+    assert!(v.conforms, "{}", render(&v));
+}
+
+/// The observed trace an import writes reads back, with every event's version renumbered in
+/// order and every event of a client's write owned by a step that writes.
+#[test]
+fn the_imported_trace_reads_back_in_order() {
+    let orphan = imported("delete-orphan", |_| {});
+    let text = serde_json::to_string(&orphan.observed).unwrap();
+    let trace = observed::parse(Path::new("imported.observed.json"), &text).unwrap();
+    let versions: Vec<u64> = trace
+        .segments
+        .iter()
+        .flat_map(|s| s.events.iter().flatten())
+        .map(|e| e.resource_version)
+        .collect();
+    assert_eq!(versions, (1..=versions.len() as u64).collect::<Vec<_>>());
+    let yaml = orphan.scenario.to_yaml();
+    let back = scenario::load_str(Path::new("imported.yaml"), &yaml).unwrap();
+    assert_eq!(back.steps.len(), orphan.scenario.steps.len());
+}
+
+/// The response of the `index`th line (0-based).
+fn response(lines: &mut [Value], index: usize) -> &mut Value {
+    &mut lines[index]["responseObject"]
+}
+
+#[test]
+fn a_surplus_pod_is_rejected_as_over_creation() {
+    let v = judged(&imported("delete-orphan", |lines| {
+        // The controller creates a fourth pod for a ReplicaSet of three.
+        let mut extra = lines[3].clone();
+        let pod = &mut extra["responseObject"]["metadata"];
+        pod["name"] = json!("frontend-zzzzz");
+        pod["uid"] = json!("surplus-pod");
+        pod["resourceVersion"] = json!("610");
+        lines.insert(4, extra);
+    }));
+    assert!(!v.conforms);
+    assert_eq!(v.breaks(), Some(NO_OVER_CREATION), "{}", render(&v));
+}
+
+#[test]
+fn a_second_controller_reference_is_rejected() {
+    let v = judged(&imported("delete-orphan", |lines| {
+        // The new frontend adopts a pod that keeps the old frontend's controller reference.
+        let old = lines[12]["responseObject"]["metadata"]["ownerReferences"][0].clone();
+        response(lines, 28)["metadata"]["ownerReferences"]
+            .as_array_mut()
+            .unwrap()
+            .push(old);
+    }));
+    assert!(!v.conforms);
+    assert_eq!(v.breaks(), Some(SINGLE_CONTROLLER), "{}", render(&v));
+}
+
+#[test]
+fn an_orphan_delete_that_kills_a_dependent_is_rejected() {
+    let v = judged(&imported("delete-orphan", |lines| {
+        // Instead of removing the deleted frontend's reference, the GC deletes the pod.
+        let owners = lines[12]["responseObject"]["metadata"]["ownerReferences"].clone();
+        let line = &mut lines[20];
+        line["verb"] = json!("delete");
+        line["requestObject"] =
+            json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"});
+        let meta = &mut line["responseObject"]["metadata"];
+        meta["ownerReferences"] = owners;
+        meta["deletionTimestamp"] = json!("2026-11-26T06:28:59Z");
+        meta["deletionGracePeriodSeconds"] = json!(30);
+    }));
+    assert!(!v.conforms);
+    assert_eq!(v.breaks(), Some(ORPHAN_KEEPS_DEPENDENTS), "{}", render(&v));
+}
+
+#[test]
+fn a_wrong_status_is_rejected_by_the_settled_condition() {
+    let v = judged(&imported("delete-orphan", |lines| {
+        // The adopting frontend reports two replicas of its three.
+        for i in [31, 33] {
+            response(lines, i)["status"]["replicas"] = json!(2);
+        }
+    }));
+    assert!(!v.conforms);
+    assert_eq!(
+        v.breaks(),
+        Some(Condition::StatusCountsPods.name()),
+        "{}",
+        render(&v)
+    );
+}
+
+#[test]
+fn a_stolen_pod_is_rejected() {
+    let v = judged(&imported(
+        "catalogue-ignore-controller-ref-removal",
+        |lines| {
+            // Versions ×10 to make room, then canary's controller takes pod1 from frontend right
+            // after frontend adopted it.
+            for line in lines.iter_mut() {
+                let rv = &mut line["responseObject"]["metadata"]["resourceVersion"];
+                if let Some(v) = rv.as_str().and_then(|v| v.parse::<u64>().ok()) {
+                    *rv = json!((v * 10).to_string());
+                }
+            }
+            let canary = lines[0]["responseObject"]["metadata"]["uid"].clone();
+            let mut steal = lines[7].clone();
+            let meta = &mut steal["responseObject"]["metadata"];
+            meta["ownerReferences"] = json!([{
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "canary", "uid": canary,
+                "controller": true, "blockOwnerDeletion": true
+            }]);
+            meta["resourceVersion"] = json!("3875");
+            lines.insert(8, steal);
+        },
+    ));
+    assert!(!v.conforms);
+    assert_eq!(v.breaks(), Some(NO_STEALING), "{}", render(&v));
+}
+
+/// Marks end segments (the quiet window then does not), and the recording ends where the
+/// namespace's deletion was asked for.
+#[test]
+fn marks_and_the_namespace_deletion_cut_the_recording() {
+    let mut lines = fixture("catalogue-ignore-controller-ref-removal");
+    let namespace = lines[0]["objectRef"]["namespace"].clone();
+    let mark = |at: &str| {
+        json!({
+            "kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "Request",
+            "stage": "ResponseComplete", "verb": "create", "user": {"username": "alice"},
+            "objectRef": {"resource": "configmaps", "namespace": namespace, "apiVersion": "v1"},
+            "requestObject": {"metadata": {"name": "rsmc-settle-1"}},
+            "responseStatus": {"code": 201},
+            "requestReceivedTimestamp": at, "stageTimestamp": at
+        })
+    };
+    // After the apply of canary, and after the orphan delete's last write.
+    let after_canary = lines[1]["stageTimestamp"].as_str().unwrap().to_string();
+    lines.insert(2, mark(&after_canary));
+    let cut = lines[17]["stageTimestamp"].as_str().unwrap().to_string();
+    let mut delete = mark(&cut);
+    delete["verb"] = json!("delete");
+    delete["objectRef"] = json!({"resource": "namespaces", "name": namespace, "apiVersion": "v1"});
+    lines.insert(17, delete);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_log(dir.path(), &lines);
+    let imported = AuditLog::read(&path, &Attribution::default())
+        .unwrap()
+        .import(&Options::default())
+        .unwrap();
+    assert_eq!(
+        commands(&imported),
+        [
+            "kubectl apply -f canary.yaml",
+            "settle",
+            "kubectl apply -f frontend.yaml -f pod1.yaml",
+            "kubectl delete rs/frontend --cascade=orphan",
+            "settle",
+        ]
+    );
+    // The GC's last patch completed after the deletion was asked for: left out.
+    assert_eq!(imported.summary.writes, 16);
+}
+
+fn error(text: &str, options: &Options) -> String {
+    import_text(text, options).unwrap_err().to_string()
+}
+
+#[test]
+fn bad_input_names_the_line_and_what_was_expected() {
+    let lines = fixture("delete-orphan");
+    let line = |i: usize| lines[i].to_string();
+    let options = Options::default();
+    // Not JSON.
+    let e = error(&format!("{}\nnot json\n", line(0)), &options);
+    assert!(e.contains("audit.log:2:"), "{e}");
+    assert!(e.contains("expected an audit.k8s.io/v1 Event"), "{e}");
+    // JSON, not an audit event.
+    let e = error("{\"kind\": \"Pod\", \"apiVersion\": \"v1\", \"stage\": \"ResponseComplete\", \"verb\": \"create\", \"user\": {}, \"stageTimestamp\": \"2026-11-26T06:28:52.865912Z\", \"requestReceivedTimestamp\": \"2026-11-26T06:28:52.865912Z\"}\n", &options);
+    assert!(
+        e.contains(":1:1: expected an audit.k8s.io/v1 Event, got apiVersion \"v1\" kind \"Pod\""),
+        "{e}"
+    );
+    // A write logged without its objects.
+    let mut metadata = lines[0].clone();
+    metadata["level"] = json!("Metadata");
+    metadata.as_object_mut().unwrap().remove("responseObject");
+    let e = error(&format!("{metadata}\n"), &options);
+    assert!(
+        e.contains(":1:1: patch replicasets \"frontend\" is logged at level \"Metadata\""),
+        "{e}"
+    );
+    assert!(e.contains("conformance/audit-policy.yaml"), "{e}");
+    // A log that begins after the objects it writes were created.
+    let e = error(&format!("{}\n{}\n", line(4), line(6)), &options);
+    assert!(
+        e.contains(":1:1: update replicasets/frontend/status by the replicaset controller: writes frontend, whose creation is not in the log"),
+        "{e}"
+    );
+    // Two namespaces and none named.
+    let mut other = lines[0].clone();
+    other["objectRef"]["namespace"] = json!("elsewhere");
+    let e = error(&format!("{}\n{other}\n", line(0)), &options);
+    assert!(e.contains("the log writes to 2 namespaces; name one with --namespace: elsewhere, rsmc-delete-orphan-b6dd6"), "{e}");
+    // A namespace the log does not write to.
+    let named = Options {
+        namespace: Some("nowhere".into()),
+        quiet: SignedDuration::from_secs(2),
+        ..Options::default()
+    };
+    let e = error(&format!("{}\n", line(0)), &named);
+    assert!(e.contains("no write to a pod or a ReplicaSet in namespace \"nowhere\"; the log writes to: rsmc-delete-orphan-b6dd6"), "{e}");
+}
