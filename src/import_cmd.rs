@@ -34,6 +34,10 @@ pub struct ImportArgs {
     /// kube-controller-manager's user agent in the log).
     #[arg(long, value_name = "VERSION")]
     pub server: Option<String>,
+    /// Feature gates the recorded cluster ran with where they differ from its release's
+    /// defaults (`GATE=BOOL,…`): an audit log does not show them, and the model follows them.
+    #[arg(long, value_name = "GATE=BOOL,…", default_value = "")]
+    pub feature_gates: String,
     /// The directory to write NAME.yaml and NAME.observed.json to (made if missing).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -50,6 +54,10 @@ pub fn run(args: &ImportArgs) -> i32 {
         );
         return exit::BAD_INPUT;
     }
+    if let Err(e) = args.feature_gates.parse::<rsmc_spec::gates::FeatureGates>() {
+        eprintln!("error: --feature-gates: {e}");
+        return exit::BAD_INPUT;
+    }
     let mut attribution = Attribution::default();
     attribution
         .controllers
@@ -60,8 +68,13 @@ pub fn run(args: &ImportArgs) -> i32 {
         attribution,
         name: args.name.clone(),
         server: args.server.clone(),
+        feature_gates: args.feature_gates.clone(),
     };
-    let log = match AuditLog::read(&args.audit_log, &options.attribution) {
+    let log = match AuditLog::read(
+        &args.audit_log,
+        &options.attribution,
+        args.namespace.as_deref(),
+    ) {
         Ok(log) => log,
         Err(e) => {
             eprintln!("error: {e}");
@@ -125,12 +138,13 @@ fn write(imported: &Imported, dir: &Path, force: bool) -> Result<String, String>
         .map_err(|e| format!("{}: {e}", observed_path.display()))?;
     let s = &imported.summary;
     Ok(format!(
-        "{name}: namespace {}, lines {}–{}: {} writes ({} refused, {} invisible to the model), {} steps, {} settle points, {} events{}\n  rsmc oracle --scenario {} --observed {}",
+        "{name}: namespace {}, lines {}–{}: {} writes ({} refused, {} answered with a server error, {} invisible to the model), {} steps, {} settle points, {} events{}\n  rsmc oracle --scenario {} --observed {}",
         s.namespace,
         s.first_line,
         s.last_line,
         s.writes,
         s.refused,
+        s.lost,
         s.invisible,
         s.steps,
         s.segments,

@@ -14,6 +14,8 @@ use common::{
     base_views, cluster_views, conform, nonconforming, open_choice, rsmc, scenario_files,
     suite_dir, text, Cluster, RSMC,
 };
+use rsmc_oracle::scenario::{self, StepKind};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -78,16 +80,18 @@ fn scenarios_about_gates_conform_on_v1_37_with_the_gates_off() {
     }
 }
 
-/// A conformance report directory, removed when dropped, kept when a test fails (its
-/// recordings are what a failure is investigated with).
+/// A conformance report directory (or the run's audit log), removed when dropped, kept when
+/// a test fails (its recordings are what a failure is investigated with).
 struct Report(PathBuf);
 
 impl Drop for Report {
     fn drop(&mut self) {
         if std::thread::panicking() {
             eprintln!("the report is kept in {}", self.0.display());
-        } else {
+        } else if self.0.is_dir() {
             let _ = std::fs::remove_dir_all(&self.0);
+        } else {
+            let _ = std::fs::remove_file(&self.0);
         }
     }
 }
@@ -104,7 +108,15 @@ fn conforms_on(release: &str, feature_gates: &str, scenarios: &Path) -> Report {
         scenarios.file_name().unwrap().to_str().unwrap(),
         release.replace('.', "-")
     );
-    let mut args = vec!["--kubernetes", release];
+    let audit = Report(
+        std::env::temp_dir().join(format!("rsmc-e2e-{name}-{}.audit.log", std::process::id())),
+    );
+    let mut args = vec![
+        "--kubernetes",
+        release,
+        "--audit-log",
+        audit.0.to_str().unwrap(),
+    ];
     if !feature_gates.is_empty() {
         args.extend(["--feature-gates", feature_gates]);
     }
@@ -169,6 +181,8 @@ fn conforms_on(release: &str, feature_gates: &str, scenarios: &Path) -> Report {
         renderings_differ.join("\n")
     );
 
+    imported_runs_conform(&cluster, &runs, &audit.0, &report.0, feature_gates);
+
     // Nothing left behind in the cluster: no namespace of the run, no fake node.
     let namespaces = cluster.kubectl(&[
         "get",
@@ -183,6 +197,72 @@ fn conforms_on(release: &str, feature_gates: &str, scenarios: &Path) -> Report {
     assert_eq!(nodes.trim(), "", "fake nodes left behind");
     cluster.down_and_check();
     report
+}
+
+/// The same runs as the API server's audit log recorded them, imported (`rsmc import`) and
+/// judged (`rsmc oracle`): each conforms, except a run whose outcome hangs on a fault inside
+/// the controller (a restart, held watch events, expectations expiring), which an audit log
+/// cannot show, so that the imported scenario lacks it.
+/// The cluster's feature gates are not in the log: they are given, as a user would.
+fn imported_runs_conform(
+    cluster: &Cluster,
+    runs: &[Value],
+    log: &Path,
+    report: &Path,
+    feature_gates: &str,
+) {
+    let dir = report.join("imported");
+    let o = rsmc(
+        &[
+            "import",
+            "--audit-log",
+            log.to_str().unwrap(),
+            "--all-namespaces",
+            "--feature-gates",
+            feature_gates,
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &cluster.state,
+    );
+    assert!(o.status.success(), "import failed:\n{}", text(&o));
+    let mut failing = Vec::new();
+    for r in runs {
+        let namespace = r["namespace"].as_str().unwrap();
+        let original = scenario::load(Path::new(r["path"].as_str().unwrap())).unwrap();
+        let scenario = dir.join(format!("{namespace}.yaml"));
+        let observed = dir.join(format!("{namespace}.observed.json"));
+        let judged = rsmc(
+            &[
+                "oracle",
+                "--scenario",
+                scenario.to_str().unwrap(),
+                "--observed",
+                observed.to_str().unwrap(),
+            ],
+            &cluster.state,
+        );
+        let fault = original.steps.iter().any(|s| {
+            matches!(
+                s.kind,
+                StepKind::Hold { .. }
+                    | StepKind::Release { .. }
+                    | StepKind::RestartController { .. }
+                    | StepKind::Relist { .. }
+                    | StepKind::ExpireExpectations { .. }
+                    | StepKind::StartSecondLeader
+                    | StepKind::StopFirstLeader
+            )
+        });
+        if !judged.status.success() && !fault {
+            failing.push(format!("{}:\n{}", original.name, text(&judged)));
+        }
+    }
+    assert!(
+        failing.is_empty(),
+        "imported from the audit log, runs do not conform:\n{}",
+        failing.join("\n")
+    );
 }
 
 /// `rsmc conform` started on a scenario that waits long enough for `signal`, sent to the

@@ -38,11 +38,11 @@ fn write_log(dir: &Path, lines: &[Value]) -> PathBuf {
     path
 }
 
-fn import_text(text: &str, options: &Options) -> Result<Imported, InputError> {
+fn import_bytes(bytes: &[u8], options: &Options) -> Result<Imported, InputError> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("audit.log");
-    std::fs::write(&path, text).unwrap();
-    AuditLog::read(&path, &options.attribution)?.import(options)
+    std::fs::write(&path, bytes).unwrap();
+    AuditLog::read(&path, &options.attribution, options.namespace.as_deref())?.import(options)
 }
 
 /// The fixture `name`, doctored, imported.
@@ -51,7 +51,7 @@ fn imported(name: &str, doctor: impl FnOnce(&mut Vec<Value>)) -> Imported {
     doctor(&mut lines);
     let dir = tempfile::tempdir().unwrap();
     let path = write_log(dir.path(), &lines);
-    AuditLog::read(&path, &Attribution::default())
+    AuditLog::read(&path, &Attribution::default(), None)
         .unwrap()
         .import(&Options::default())
         .unwrap()
@@ -275,7 +275,7 @@ fn marks_and_the_namespace_deletion_cut_the_recording() {
     lines.insert(17, delete);
     let dir = tempfile::tempdir().unwrap();
     let path = write_log(dir.path(), &lines);
-    let imported = AuditLog::read(&path, &Attribution::default())
+    let imported = AuditLog::read(&path, &Attribution::default(), None)
         .unwrap()
         .import(&Options::default())
         .unwrap();
@@ -294,7 +294,9 @@ fn marks_and_the_namespace_deletion_cut_the_recording() {
 }
 
 fn error(text: &str, options: &Options) -> String {
-    import_text(text, options).unwrap_err().to_string()
+    import_bytes(text.as_bytes(), options)
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]
@@ -306,6 +308,11 @@ fn bad_input_names_the_line_and_what_was_expected() {
     let e = error(&format!("{}\nnot json\n", line(0)), &options);
     assert!(e.contains("audit.log:2:"), "{e}");
     assert!(e.contains("expected an audit.k8s.io/v1 Event"), "{e}");
+    // Not text.
+    let mut bytes = format!("{}\n", line(0)).into_bytes();
+    bytes.extend([0xff, 0xfe, b'\n']);
+    let e = import_bytes(&bytes, &options).unwrap_err().to_string();
+    assert!(e.contains("audit.log:2:1: not UTF-8 text"), "{e}");
     // JSON, not an audit event.
     let e = error("{\"kind\": \"Pod\", \"apiVersion\": \"v1\", \"stage\": \"ResponseComplete\", \"verb\": \"create\", \"user\": {}, \"stageTimestamp\": \"2026-11-26T06:28:52.865912Z\", \"requestReceivedTimestamp\": \"2026-11-26T06:28:52.865912Z\"}\n", &options);
     assert!(

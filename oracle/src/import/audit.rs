@@ -14,6 +14,7 @@ use k8s_openapi::jiff::Timestamp;
 use rsmc_spec::api::Kind;
 use serde::Deserialize;
 use serde_json::Value;
+use std::io::{BufRead, Read as _};
 use std::path::Path;
 
 /// A ConfigMap created with a name that starts so marks the end of a phase (`kubectl create
@@ -151,13 +152,41 @@ struct RawStatus {
     reason: Option<String>,
 }
 
-/// Every line of the log the import uses, in the log's order.
-pub fn read(path: &Path, text: &str, attribution: &Attribution) -> Result<Vec<Entry>, InputError> {
+/// The longest line read: far more than any pod or ReplicaSet with both its objects.
+pub const MAX_LINE_BYTES: u64 = 16 << 20;
+
+/// The most that the kept lines may add up to (the writes of the namespaces imported); an
+/// audit log itself may be of any length, since it is read a line at a time.
+pub const MAX_KEPT_BYTES: usize = 1 << 30;
+
+/// What a log holds for the import.
+#[derive(Debug, Default)]
+pub struct Contents {
+    /// Every line the import uses (of the namespace named, when one is), in the log's order.
+    pub entries: Vec<Entry>,
+    /// The namespaces whose pods or ReplicaSets anyone but the namespace controller wrote.
+    pub namespaces: std::collections::BTreeSet<String>,
+}
+
+/// Read the log a line at a time: only what is kept stays in memory.
+pub fn read(
+    path: &Path,
+    mut log: impl BufRead,
+    attribution: &Attribution,
+    namespace: Option<&str>,
+) -> Result<Contents, InputError> {
     let mut entries = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let number = i + 1;
-        if line.trim().is_empty() {
-            continue;
+    let mut namespaces = std::collections::BTreeSet::new();
+    let mut kept = 0;
+    let mut buffer = Vec::new();
+    for number in 1.. {
+        buffer.clear();
+        let read = (&mut log)
+            .take(MAX_LINE_BYTES + 1)
+            .read_until(b'\n', &mut buffer)
+            .map_err(|e| InputError::in_file(path, format!("cannot read: {e}")))?;
+        if read == 0 {
+            break;
         }
         let at_line = |message: String| {
             InputError::at(
@@ -169,6 +198,16 @@ pub fn read(path: &Path, text: &str, attribution: &Attribution) -> Result<Vec<En
                 message,
             )
         };
+        if read as u64 > MAX_LINE_BYTES {
+            return Err(at_line(format!(
+                "a line longer than {} MiB: not an audit event of a pod or a ReplicaSet",
+                MAX_LINE_BYTES >> 20
+            )));
+        }
+        let line = std::str::from_utf8(&buffer).map_err(|_| at_line("not UTF-8 text".into()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
         let de = &mut serde_json::Deserializer::from_str(line);
         let raw: RawEvent = serde_path_to_error::deserialize(de).map_err(|e| {
             let mut err = InputError::from_json(path, e);
@@ -194,11 +233,20 @@ pub fn read(path: &Path, text: &str, attribution: &Attribution) -> Result<Vec<En
         let (received, at) = (raw.request_received_timestamp.0, raw.stage_timestamp.0);
         let kind = match (object_ref.api_group.as_str(), object_ref.resource.as_str()) {
             ("", "namespaces") if raw.verb == "delete" => {
-                if let Some(namespace) = object_ref.name {
-                    entries.push(Entry::NamespaceDeleted {
-                        namespace,
+                if let Some(deleted) = object_ref.name {
+                    let entry = Entry::NamespaceDeleted {
+                        namespace: deleted,
                         at: received,
-                    });
+                    };
+                    keep(
+                        &mut entries,
+                        entry,
+                        namespace,
+                        &mut kept,
+                        line.len(),
+                        number,
+                        path,
+                    )?;
                 }
                 continue;
             }
@@ -209,11 +257,20 @@ pub fn read(path: &Path, text: &str, attribution: &Attribution) -> Result<Vec<En
                     && object_name(&object_ref, &raw.request_object)
                         .is_some_and(|n| n.starts_with(MARK_PREFIX)) =>
             {
-                entries.push(Entry::Mark {
+                let entry = Entry::Mark {
                     line: number,
                     namespace: object_ref.namespace,
                     at,
-                });
+                };
+                keep(
+                    &mut entries,
+                    entry,
+                    namespace,
+                    &mut kept,
+                    line.len(),
+                    number,
+                    path,
+                )?;
                 continue;
             }
             _ => continue,
@@ -230,7 +287,7 @@ pub fn read(path: &Path, text: &str, attribution: &Attribution) -> Result<Vec<En
             )));
         }
         let writer = attribution.writer(&raw.user.username, &raw.user_agent);
-        entries.push(Entry::Write(Box::new(Request {
+        let entry = Entry::Write(Box::new(Request {
             line: number,
             writer,
             user_agent: raw.user_agent,
@@ -245,9 +302,54 @@ pub fn read(path: &Path, text: &str, attribution: &Attribution) -> Result<Vec<En
             response: raw.response_object,
             received,
             at,
-        })));
+        }));
+        if let Entry::Write(r) = &entry {
+            if r.writer != Writer::NamespaceController && !namespaces.contains(&r.namespace) {
+                namespaces.insert(r.namespace.clone());
+            }
+        }
+        keep(
+            &mut entries,
+            entry,
+            namespace,
+            &mut kept,
+            line.len(),
+            number,
+            path,
+        )?;
     }
-    Ok(entries)
+    Ok(Contents {
+        entries,
+        namespaces,
+    })
+}
+
+/// Keep `entry` if it is of the namespace imported, within [`MAX_KEPT_BYTES`].
+fn keep(
+    entries: &mut Vec<Entry>,
+    entry: Entry,
+    namespace: Option<&str>,
+    kept: &mut usize,
+    bytes: usize,
+    line: usize,
+    path: &Path,
+) -> Result<(), InputError> {
+    if namespace.is_some_and(|ns| ns != entry.namespace()) {
+        return Ok(());
+    }
+    *kept += bytes;
+    if *kept > MAX_KEPT_BYTES {
+        return Err(InputError::at(
+            path,
+            Some(Pos { line, column: 1 }),
+            format!(
+                "the writes to pods and ReplicaSets read so far add up to more than {} MiB: import one namespace at a time (--namespace)",
+                MAX_KEPT_BYTES >> 20
+            ),
+        ));
+    }
+    entries.push(entry);
+    Ok(())
 }
 
 /// The name a request names: its objectRef's, else its object's (a create's).

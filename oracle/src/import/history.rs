@@ -12,15 +12,20 @@
 //! - a binding answers with a `Status`: the pod is the one before with `spec.nodeName`, at a
 //!   resourceVersion the log does not give;
 //! - a deletion that removes the object (a ReplicaSet without finalizers left, a pod whose
-//!   grace period is 0 without finalizers left) answers with the object as it was marked
-//!   (its MODIFIED event, when the mark changed it) or with a `Status`, and the DELETED event
-//!   that follows has a resourceVersion the log does not give either.
+//!   grace period is 0 without finalizers left) answers with a `Status`, or with the object:
+//!   before v1.26 at the version of its mark (its MODIFIED event, when the delete had to mark
+//!   it first), the DELETED event's version not in the log; from v1.26 (kubernetes#113369)
+//!   at the DELETED event's version, the mark's not in the log ([`Objects::removal_version_in_answer`]);
+//! - a write that removes the object otherwise (the garbage collector taking the last
+//!   finalizer off) answers with the object as it was stored before: the DELETED event's
+//!   version is not in the log.
 //!
 //! Events whose resourceVersion the log does not give are placed right after the last event
 //! whose version it gave (see [`super::Order`]).
 
 use super::audit::Request;
 use crate::observed::{EventType, RawSnapshot};
+use k8s_openapi::jiff::Timestamp;
 use rsmc_spec::api::Kind;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -47,9 +52,14 @@ pub struct Applied {
 /// The live objects of one namespace, by kind and name.
 #[derive(Default)]
 pub struct Objects {
+    /// Whether a delete that removes the object answers with the removal's version (v1.26
+    /// and later: kubernetes#113369, `conditionalDelete` in the apiserver's etcd3 store) or
+    /// with the last stored one (before: what v1.20.2's `conditionalDelete` decodes with,
+    /// `origState.rev`).
+    pub removal_version_in_answer: bool,
     live: BTreeMap<(u8, String), Value>,
-    /// The line that created each live object.
-    born: BTreeMap<(u8, String), usize>,
+    /// When the create of each live object completed.
+    born: BTreeMap<(u8, String), Timestamp>,
 }
 
 fn key(kind: Kind, name: &str) -> (u8, String) {
@@ -84,8 +94,8 @@ impl Objects {
         self.live.get(&key(kind, name))
     }
 
-    /// The line of the log that created the live object `name` of `kind`.
-    pub fn born(&self, kind: Kind, name: &str) -> Option<usize> {
+    /// When the create of the live object `name` of `kind` completed.
+    pub fn born(&self, kind: Kind, name: &str) -> Option<Timestamp> {
         self.born.get(&key(kind, name)).copied()
     }
 
@@ -94,6 +104,17 @@ impl Objects {
     pub fn replicaset_live(&self, name: &str, uid: &str) -> bool {
         self.get(Kind::ReplicaSet, name)
             .is_some_and(|rs| rs["metadata"]["uid"].as_str() == Some(uid))
+    }
+
+    /// Take `object` as created when `at`, by a create whose answer the log lost (see
+    /// [`super::Importer`]).
+    pub fn insert_lost(&mut self, kind: Kind, object: Value, at: Timestamp) {
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        self.born.insert(key(kind, &name), at);
+        self.live.insert(key(kind, &name), object);
     }
 
     /// Every live object, as a settle point lists them.
@@ -128,7 +149,7 @@ impl Objects {
             }
             let version = version(&response);
             self.live.insert(key(r.kind, &name), response.clone());
-            self.born.insert(key(r.kind, &name), r.line);
+            self.born.insert(key(r.kind, &name), r.at);
             return Ok(Applied {
                 before: None,
                 after: Some(response.clone()),
@@ -191,30 +212,54 @@ impl Objects {
             }
         }
         let mut changes = Vec::new();
-        let modified = match new_version {
-            Some(v) => Some(v) > version(&before),
-            None => r.subresource.as_deref() == Some("binding"),
-        };
-        if modified {
+        let gone = vanished || removed(r.kind, &after);
+        let deleted_by_answer =
+            gone && r.verb == "delete" && !vanished && self.removal_version_in_answer;
+        if deleted_by_answer {
+            // The answer's version is the removal's; the mark before it (when the delete
+            // had to mark the object first) is not in the log.
+            let marked = ["deletionTimestamp", "deletionGracePeriodSeconds"]
+                .iter()
+                .any(|f| before["metadata"][f] != after["metadata"][f]);
+            if marked {
+                changes.push(Change {
+                    event_type: EventType::Modified,
+                    object: after.clone(),
+                    version: None,
+                });
+            }
             changes.push(Change {
-                event_type: EventType::Modified,
+                event_type: EventType::Deleted,
                 object: after.clone(),
                 version: new_version,
             });
-        }
-        let gone = vanished || removed(r.kind, &after);
-        if gone {
-            // The DELETED event carries the object as it was last stored.
-            let last = if modified {
-                after.clone()
-            } else {
-                before.clone()
+        } else {
+            let modified = match new_version {
+                Some(v) => Some(v) > version(&before),
+                None => r.subresource.as_deref() == Some("binding"),
             };
-            changes.push(Change {
-                event_type: EventType::Deleted,
-                object: last,
-                version: None,
-            });
+            if modified {
+                changes.push(Change {
+                    event_type: EventType::Modified,
+                    object: after.clone(),
+                    version: new_version,
+                });
+            }
+            if gone {
+                // The DELETED event carries the object as it was last stored.
+                let last = if modified {
+                    after.clone()
+                } else {
+                    before.clone()
+                };
+                changes.push(Change {
+                    event_type: EventType::Deleted,
+                    object: last,
+                    version: None,
+                });
+            }
+        }
+        if gone {
             self.live.remove(&key(r.kind, &name));
             self.born.remove(&key(r.kind, &name));
         } else {

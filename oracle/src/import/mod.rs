@@ -48,6 +48,9 @@ pub struct Options {
     /// The release that was recorded (default: read from kube-controller-manager's user
     /// agent, when its writes are in the log).
     pub server: Option<String>,
+    /// The gates the cluster ran with, where they differ from its release's defaults
+    /// (`GATE=BOOL,…`, written as the trace's `cluster.featureGates`).
+    pub feature_gates: String,
 }
 
 impl Default for Options {
@@ -58,6 +61,7 @@ impl Default for Options {
             attribution: Attribution::default(),
             name: None,
             server: None,
+            feature_gates: String::new(),
         }
     }
 }
@@ -76,9 +80,11 @@ pub struct Summary {
     pub namespace: String,
     pub first_line: usize,
     pub last_line: usize,
-    /// Writes read, of which refused by the API server.
+    /// Writes read, of which refused by the API server, and answered with a server error
+    /// (their outcome unknown to their client).
     pub writes: usize,
     pub refused: usize,
+    pub lost: usize,
     /// Clients' writes that changed nothing the model has (no step, no event).
     pub invisible: usize,
     pub segments: usize,
@@ -91,37 +97,46 @@ pub struct Summary {
 /// An audit log, read.
 pub struct AuditLog {
     path: PathBuf,
-    entries: Vec<Entry>,
+    read: audit::Contents,
 }
 
 impl AuditLog {
-    /// Read an audit log, attributing its writes as `attribution` says.
-    pub fn read(path: &Path, attribution: &Attribution) -> Result<AuditLog, InputError> {
-        let text = rsmc_spec::input::read_text(path)
+    /// Read an audit log, attributing its writes as `attribution` says; of `namespace` only,
+    /// when one is named (what is not imported is not kept).
+    pub fn read(
+        path: &Path,
+        attribution: &Attribution,
+        namespace: Option<&str>,
+    ) -> Result<AuditLog, InputError> {
+        let file = std::fs::File::open(path)
+            .and_then(|f| match f.metadata()?.is_dir() {
+                true => Err(std::io::Error::other("is a directory, not a file")),
+                false => Ok(f),
+            })
             .map_err(|e| InputError::in_file(path, format!("cannot read: {e}")))?;
+        let log = std::io::BufReader::new(file);
         Ok(AuditLog {
             path: path.to_path_buf(),
-            entries: audit::read(path, &text, attribution)?,
+            read: audit::read(path, log, attribution, namespace)?,
         })
     }
 
     /// The namespaces whose pods or ReplicaSets the log writes, in name order.
     pub fn namespaces(&self) -> Vec<String> {
-        written_namespaces(&self.entries)
-            .into_iter()
-            .map(String::from)
-            .collect()
+        self.read.namespaces.iter().cloned().collect()
     }
 
     /// Import one namespace (the only one, unless `options` names it).
     pub fn import(&self, options: &Options) -> Result<Imported, InputError> {
         let path = self.path.as_path();
-        let namespace = choose_namespace(path, &self.entries, options.namespace.as_deref())?;
+        let namespace =
+            choose_namespace(path, &self.read.namespaces, options.namespace.as_deref())?;
         let mut summary = Summary {
             namespace: namespace.clone(),
             ..Summary::default()
         };
         let mine: Vec<&Entry> = self
+            .read
             .entries
             .iter()
             .filter(|e| e.namespace() == namespace)
@@ -155,6 +170,10 @@ impl AuditLog {
                 .find_map(|r| release_of(&r.user_agent))
         });
         let mut importer = Importer::default();
+        importer.objects.removal_version_in_answer = server
+            .as_deref()
+            .and_then(minor_of)
+            .is_none_or(|minor| minor >= 26);
         for segment in &segments {
             importer
                 .segment(segment, &mut summary)
@@ -189,6 +208,9 @@ impl AuditLog {
         if let Some(server) = server {
             cluster["server"] = server.into();
         }
+        if !options.feature_gates.is_empty() {
+            cluster["featureGates"] = options.feature_gates.clone().into();
+        }
         Ok(Imported {
             scenario,
             observed: RawObserved {
@@ -205,11 +227,10 @@ impl AuditLog {
 /// The namespace named, or the only one the log writes to.
 fn choose_namespace(
     path: &Path,
-    entries: &[Entry],
+    written: &BTreeSet<String>,
     wanted: Option<&str>,
 ) -> Result<String, InputError> {
-    let written = written_namespaces(entries);
-    let list = || written.iter().copied().collect::<Vec<_>>().join(", ");
+    let list = || written.iter().cloned().collect::<Vec<_>>().join(", ");
     match wanted {
         Some(ns) if written.contains(ns) => Ok(ns.to_string()),
         Some(ns) => Err(InputError::in_file(
@@ -235,19 +256,6 @@ fn choose_namespace(
             )),
         },
     }
-}
-
-/// The namespaces written to (by anyone but the namespace controller).
-fn written_namespaces(entries: &[Entry]) -> BTreeSet<&str> {
-    entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Write(r) if r.writer != Writer::NamespaceController => {
-                Some(r.namespace.as_str())
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 /// The writes cut into segments: at marks when there are any, else at quiet gaps.
@@ -280,6 +288,16 @@ fn release_of(user_agent: &str) -> Option<String> {
     version.starts_with('v').then(|| version.to_string())
 }
 
+/// `37` from `v1.37.2`.
+fn minor_of(release: &str) -> Option<u32> {
+    release
+        .trim_start_matches('v')
+        .split('.')
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 /// The import's state across segments.
 #[derive(Default)]
 struct Importer {
@@ -299,11 +317,11 @@ struct Unordered<'a> {
 
 /// The events of a segment in the order the API server committed them, as far as the log
 /// tells it. An event whose version the log gives goes by it. One whose version it does not
-/// give (a binding, a deletion) was committed after every write whose answer completed
-/// before its request came in, after its own request's earlier event (the mark before a
-/// deletion), and after every earlier write to the same object (a deletion after every
-/// write to it); it is put as early as that allows: right after the latest of those.
-/// Writes that ran at the same time may have been committed in another order.
+/// give (a binding, a deletion's mark or its removal) was committed after every write whose
+/// answer completed before its request came in and after every earlier write to the same
+/// object; a removal also after its own request's mark and after every write to the
+/// object. It is put as early as that allows: right after the latest of those. Writes that
+/// ran at the same time may have been committed in another order.
 fn in_commit_order(events: Vec<Unordered<'_>>) -> Vec<RawEvent> {
     let uid = |e: &RawEvent| e.object.pointer("/metadata/uid").cloned();
     let known: Vec<(&Request, u64, Option<serde_json::Value>)> = events
@@ -323,7 +341,7 @@ fn in_commit_order(events: Vec<Unordered<'_>>) -> Vec<RawEvent> {
                         .iter()
                         .filter(|(r, _, object)| {
                             r.at <= e.request.received
-                                || std::ptr::eq(*r, e.request)
+                                || (std::ptr::eq(*r, e.request) && deletes)
                                 || (*object == this && (deletes || r.line < e.request.line))
                         })
                         .map(|(_, v, _)| *v)
@@ -340,6 +358,48 @@ fn in_commit_order(events: Vec<Unordered<'_>>) -> Vec<RawEvent> {
 }
 
 impl Importer {
+    /// A system's create whose answer was a server error (a timeout, say) may have created
+    /// the object: a later write to an object the log never saw created, by a name that
+    /// create's generateName (or name) gives, is taken as it. The later write is a delete
+    /// (the controller deleting its surplus, the GC its dependents), which answers with the
+    /// object as it was, marked: the object created is that without the mark. Its ADDED event
+    /// is ordered as the lost create's.
+    fn created_by_a_lost_answer<'a>(
+        &mut self,
+        r: &Request,
+        lost: &[&'a Request],
+    ) -> Option<Unordered<'a>> {
+        let name = r.name.as_deref()?;
+        if r.verb != "delete" || self.objects.get(r.kind, name).is_some() {
+            return None;
+        }
+        let create = lost.iter().rev().find(|l| {
+            let sent = l.request.as_ref().map(|o| &o["metadata"]);
+            let named = sent.and_then(|m| m["name"].as_str()) == Some(name);
+            let generated = sent
+                .and_then(|m| m["generateName"].as_str())
+                .is_some_and(|g| !g.is_empty() && name.starts_with(g));
+            l.kind == r.kind && !matches!(l.writer, Writer::Client(_)) && (named || generated)
+        })?;
+        let mut object = r.response.clone()?;
+        if !matches!(object["kind"].as_str(), Some("Pod" | "ReplicaSet")) {
+            return None;
+        }
+        let meta = object["metadata"].as_object_mut()?;
+        meta.remove("deletionTimestamp");
+        meta.remove("deletionGracePeriodSeconds");
+        self.objects.insert_lost(r.kind, object.clone(), create.at);
+        Some(Unordered {
+            request: create,
+            version: None,
+            event: RawEvent {
+                event_type: EventType::Added,
+                step: None,
+                object,
+            },
+        })
+    }
+
     /// One segment's writes: its events, its steps and its settle point.
     fn segment(
         &mut self,
@@ -347,15 +407,27 @@ impl Importer {
         summary: &mut Summary,
     ) -> Result<(), (usize, String)> {
         let mut events = Vec::new();
-        // The last client step of the segment, and the line of its first write.
-        let mut last_client_step: Option<(usize, usize)> = None;
+        // The last client step of the segment, and when its first write came in.
+        let mut last_client_step: Option<(usize, k8s_openapi::jiff::Timestamp)> = None;
+        // Creates answered with a server error: they may have created the object all the same.
+        let mut lost: Vec<&Request> = Vec::new();
         for r in requests {
             summary.writes += 1;
             if !r.accepted() {
-                summary.refused += 1;
+                if r.code >= 500 {
+                    summary.lost += 1;
+                    if r.verb == "create" && r.subresource.is_none() {
+                        lost.push(r);
+                    }
+                } else {
+                    summary.refused += 1;
+                }
                 continue;
             }
             let fail = |m: String| (r.line, format!("{}: {m}", r.describe()));
+            if let Some(event) = self.created_by_a_lost_answer(r, &lost) {
+                events.push(event);
+            }
             let born = r.name.as_ref().and_then(|n| self.objects.born(r.kind, n));
             let applied = self.objects.apply(r).map_err(fail)?;
             let step = match &r.writer {
@@ -365,7 +437,9 @@ impl Importer {
                         continue;
                     }
                     Inferred::Step(kind) => {
-                        // One command acts on objects that were there when it began.
+                        // One command acts on objects that were there when it began (created
+                        // before its first write came in: a pod the controller made in
+                        // answer to it is another command's).
                         let merged = last_client_step.is_some_and(|(i, began)| {
                             let existed =
                                 applied.before.is_none() || born.is_some_and(|b| b < began);
@@ -373,7 +447,7 @@ impl Importer {
                         });
                         if !merged {
                             self.steps.push(Step::new(kind));
-                            last_client_step = Some((self.steps.len() - 1, r.line));
+                            last_client_step = Some((self.steps.len() - 1, r.received));
                         }
                         last_client_step.map(|(i, _)| i)
                     }
