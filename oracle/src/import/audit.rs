@@ -175,9 +175,12 @@ pub fn read(
     attribution: &Attribution,
     namespace: Option<&str>,
 ) -> Result<Contents, InputError> {
-    let mut entries = Vec::new();
-    let mut namespaces = std::collections::BTreeSet::new();
-    let mut kept = 0;
+    let mut kept = Kept {
+        path,
+        namespace,
+        bytes: 0,
+        contents: Contents::default(),
+    };
     let mut buffer = Vec::new();
     for number in 1.. {
         buffer.clear();
@@ -238,15 +241,7 @@ pub fn read(
                         namespace: deleted,
                         at: received,
                     };
-                    keep(
-                        &mut entries,
-                        entry,
-                        namespace,
-                        &mut kept,
-                        line.len(),
-                        number,
-                        path,
-                    )?;
+                    kept.keep(entry, line.len(), number)?;
                 }
                 continue;
             }
@@ -262,15 +257,7 @@ pub fn read(
                     namespace: object_ref.namespace,
                     at,
                 };
-                keep(
-                    &mut entries,
-                    entry,
-                    namespace,
-                    &mut kept,
-                    line.len(),
-                    number,
-                    path,
-                )?;
+                kept.keep(entry, line.len(), number)?;
                 continue;
             }
             _ => continue,
@@ -303,53 +290,47 @@ pub fn read(
             received,
             at,
         }));
-        if let Entry::Write(r) = &entry {
-            if r.writer != Writer::NamespaceController && !namespaces.contains(&r.namespace) {
-                namespaces.insert(r.namespace.clone());
-            }
-        }
-        keep(
-            &mut entries,
-            entry,
-            namespace,
-            &mut kept,
-            line.len(),
-            number,
-            path,
-        )?;
+        kept.keep(entry, line.len(), number)?;
     }
-    Ok(Contents {
-        entries,
-        namespaces,
-    })
+    Ok(kept.contents)
 }
 
-/// Keep `entry` if it is of the namespace imported, within [`MAX_KEPT_BYTES`].
-fn keep(
-    entries: &mut Vec<Entry>,
-    entry: Entry,
-    namespace: Option<&str>,
-    kept: &mut usize,
+/// What [`read`] keeps: the entries of the namespace imported, within [`MAX_KEPT_BYTES`],
+/// and every namespace written to.
+struct Kept<'a> {
+    path: &'a Path,
+    namespace: Option<&'a str>,
     bytes: usize,
-    line: usize,
-    path: &Path,
-) -> Result<(), InputError> {
-    if namespace.is_some_and(|ns| ns != entry.namespace()) {
-        return Ok(());
+    contents: Contents,
+}
+
+impl Kept<'_> {
+    /// Keep `entry`, read from `line` (`bytes` long), if it is of the namespace imported.
+    fn keep(&mut self, entry: Entry, bytes: usize, line: usize) -> Result<(), InputError> {
+        if let Entry::Write(r) = &entry {
+            if r.writer != Writer::NamespaceController
+                && !self.contents.namespaces.contains(&r.namespace)
+            {
+                self.contents.namespaces.insert(r.namespace.clone());
+            }
+        }
+        if self.namespace.is_some_and(|ns| ns != entry.namespace()) {
+            return Ok(());
+        }
+        self.bytes += bytes;
+        if self.bytes > MAX_KEPT_BYTES {
+            return Err(InputError::at(
+                self.path,
+                Some(Pos { line, column: 1 }),
+                format!(
+                    "the writes to pods and ReplicaSets read so far add up to more than {} MiB: import one namespace at a time (--namespace)",
+                    MAX_KEPT_BYTES >> 20
+                ),
+            ));
+        }
+        self.contents.entries.push(entry);
+        Ok(())
     }
-    *kept += bytes;
-    if *kept > MAX_KEPT_BYTES {
-        return Err(InputError::at(
-            path,
-            Some(Pos { line, column: 1 }),
-            format!(
-                "the writes to pods and ReplicaSets read so far add up to more than {} MiB: import one namespace at a time (--namespace)",
-                MAX_KEPT_BYTES >> 20
-            ),
-        ));
-    }
-    entries.push(entry);
-    Ok(())
 }
 
 /// The name a request names: its objectRef's, else its object's (a create's).

@@ -5,13 +5,16 @@
 //! (`conformance/audit-policy.yaml`, or `rsmc cluster up --audit-log`):
 //! 1. the writes to pods and ReplicaSets of one namespace are read, each attributed to the
 //!    ReplicaSet controller, the garbage collector or a client ([`writer`]); the recording
-//!    ends where the namespace controller starts deleting the namespace's objects;
+//!    ends where the namespace's deletion was asked for (or, in a log without it, where the
+//!    namespace controller's first request came in);
 //! 2. they are cut into segments: at the user's marks ([`audit::MARK_PREFIX`]) when the log
 //!    has any, else wherever no write happened for the quiet window;
-//! 3. each accepted write becomes the watch events it caused ([`history`]), in
-//!    resourceVersion order within its segment, and each client's write a scenario step
-//!    ([`infer`]); the controllers' writes are what the oracle judges. Refused writes change
-//!    nothing and are no step (they are counted in the summary);
+//! 3. each accepted write becomes the watch events it caused ([`history`]), in commit order
+//!    within its segment as far as the log tells it (`in_commit_order`), and each client's
+//!    write a scenario step ([`infer`]); the controllers' writes are what the oracle judges.
+//!    Refused writes change nothing and are no step (they are counted in the summary); a
+//!    system's create answered with a server error may have created its object
+//!    (`Importer::created_by_a_lost_answer`);
 //! 4. every segment ends with a `settle` step, whose observed objects are the live objects as
 //!    the writes left them.
 //!
