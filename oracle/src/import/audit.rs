@@ -9,6 +9,7 @@
 
 use super::writer::{Attribution, Writer};
 use crate::error::{InputError, Pos};
+use crate::scenario::resource_name;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::Timestamp;
 use rsmc_spec::api::Kind;
@@ -61,10 +62,7 @@ impl Request {
 
     /// The request in a message: `patch pods/pod1/status by kubectl`.
     pub fn describe(&self) -> String {
-        let resource = match self.kind {
-            Kind::ReplicaSet => "replicasets",
-            Kind::Pod => "pods",
-        };
+        let resource = resource_name(self.kind);
         let mut target = format!("{resource}/{}", self.name.as_deref().unwrap_or("*"));
         if let Some(sub) = &self.subresource {
             target = format!("{target}/{sub}");
@@ -79,7 +77,6 @@ pub enum Entry {
     Write(Box<Request>),
     /// A user's mark: a phase ended here.
     Mark {
-        line: usize,
         namespace: String,
         at: Timestamp,
     },
@@ -253,7 +250,6 @@ pub fn read(
                         .is_some_and(|n| n.starts_with(MARK_PREFIX)) =>
             {
                 let entry = Entry::Mark {
-                    line: number,
                     namespace: object_ref.namespace,
                     at,
                 };

@@ -57,17 +57,13 @@ pub struct Objects {
     /// with the last stored one (before: what v1.20.2's `conditionalDelete` decodes with,
     /// `origState.rev`).
     pub removal_version_in_answer: bool,
-    live: BTreeMap<(u8, String), Value>,
+    live: BTreeMap<(Kind, String), Value>,
     /// When the create of each live object completed.
-    born: BTreeMap<(u8, String), Timestamp>,
+    born: BTreeMap<(Kind, String), Timestamp>,
 }
 
-fn key(kind: Kind, name: &str) -> (u8, String) {
-    let k = match kind {
-        Kind::ReplicaSet => 0,
-        Kind::Pod => 1,
-    };
-    (k, name.to_string())
+fn key(kind: Kind, name: &str) -> (Kind, String) {
+    (kind, name.to_string())
 }
 
 fn version(object: &Value) -> Option<u64> {
@@ -122,8 +118,8 @@ impl Objects {
         let mut out = RawSnapshot::default();
         for ((kind, _), object) in &self.live {
             match kind {
-                0 => out.replicasets.push(object.clone()),
-                _ => out.pods.push(object.clone()),
+                Kind::ReplicaSet => out.replicasets.push(object.clone()),
+                Kind::Pod => out.pods.push(object.clone()),
             }
         }
         out

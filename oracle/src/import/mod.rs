@@ -175,7 +175,7 @@ impl AuditLog {
         let mut importer = Importer::default();
         importer.objects.removal_version_in_answer = server
             .as_deref()
-            .and_then(minor_of)
+            .and_then(rsmc_spec::gates::release_minor)
             .is_none_or(|minor| minor >= 26);
         for segment in &segments {
             importer
@@ -289,16 +289,6 @@ fn release_of(user_agent: &str) -> Option<String> {
     let rest = user_agent.strip_prefix("kube-controller-manager/")?;
     let version = rest.split([' ', '/']).next()?;
     version.starts_with('v').then(|| version.to_string())
-}
-
-/// `37` from `v1.37.2`.
-fn minor_of(release: &str) -> Option<u32> {
-    release
-        .trim_start_matches('v')
-        .split('.')
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 /// The import's state across segments.
