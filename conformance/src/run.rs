@@ -233,6 +233,7 @@ async fn steps_and_settles(
             Err(_) => Ok(()),
         }
     };
+    let mut refused = Vec::new();
     for (index, step) in steps.iter().enumerate() {
         let label = format!("step {} ({})", index + 1, step.command());
         match &step.kind {
@@ -252,6 +253,7 @@ async fn steps_and_settles(
                     .push(views(target, &ns, &settled, index == last_settle).await);
                 segments.push(RawSegment {
                     events: Some(events),
+                    refused: std::mem::take(&mut refused),
                     settled: snapshot(&settled),
                 });
             }
@@ -315,6 +317,7 @@ async fn steps_and_settles(
                     recorder: &mut recorder,
                     index,
                     write_pause: target.write_pause,
+                    refused: &mut refused,
                 };
                 steps::take(&mut ctx, kind).await.map_err(|e| {
                     let dead = alive().err();

@@ -6,7 +6,9 @@
 //! the scale subresource, the scheduler posts a Binding, the kubelet patches the status
 //! subresource and finishes a graceful deletion with a grace-period-0 delete carrying a UID
 //! precondition. A request the API server refuses (the pod is gone, the ReplicaSet was
-//! deleted) changes nothing and the scenario goes on, as in the model.
+//! deleted) changes nothing and the scenario goes on, as in the model; the refusals of
+//! applies, scales and ReplicaSet deletes are recorded with their reasons (`refused` of the
+//! segment), which is how the oracle checks a step the scenario expects to be refused.
 
 use crate::kubelet;
 use crate::precondition;
@@ -16,7 +18,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PropagationPolicy};
 use kube::{Client, ResourceExt};
 use rsmc_oracle::manifest::Object;
-use rsmc_oracle::observed::{abstract_pod, abstract_replicaset, UidTokens};
+use rsmc_oracle::observed::{abstract_pod, abstract_replicaset, Refusal, UidTokens};
 use rsmc_oracle::scenario::{Apply, StepKind};
 use rsmc_spec::api::{Propagation, View};
 use rsmc_spec::model::{PodAction, PodSelection};
@@ -35,6 +37,8 @@ pub struct StepContext<'a> {
     pub index: usize,
     /// How long to wait before each write (see [`crate::run::Target::write_pause`]).
     pub write_pause: std::time::Duration,
+    /// The segment's refused requests so far, where this step's go.
+    pub refused: &'a mut Vec<Refusal>,
 }
 
 impl StepContext<'_> {
@@ -46,6 +50,26 @@ impl StepContext<'_> {
     }
     fn pods(&self) -> Api<Pod> {
         Api::namespaced(self.client.clone(), self.namespace)
+    }
+
+    /// Take the outcome of one of the step's own requests (an apply, a scale, a delete of a
+    /// ReplicaSet: the requests a scenario may expect to be refused) as [`accept`] does, and
+    /// record a refusal with its reason: the oracle checks it against the step's `refused`.
+    fn answer<T>(
+        &mut self,
+        what: impl FnOnce() -> String,
+        r: Result<T, kube::Error>,
+    ) -> Result<Option<T>, StepError> {
+        if let Err(kube::Error::Api(status)) = &r {
+            if refused_status(status) {
+                self.refused.push(Refusal {
+                    step: self.index,
+                    reason: status.reason.clone(),
+                    message: status.message.clone(),
+                });
+            }
+        }
+        accept(what, r)
     }
 }
 
@@ -61,7 +85,11 @@ pub struct StepError {
 /// Whether the API server refused a request (the answer a model step also gets), as
 /// opposed to the request not reaching it.
 fn refused(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code >= 400 && s.code < 500)
+    matches!(e, kube::Error::Api(s) if refused_status(s))
+}
+
+fn refused_status(s: &kube::core::Status) -> bool {
+    s.code >= 400 && s.code < 500
 }
 
 /// Take the outcome of a write: a refusal is a step that changed nothing.
@@ -111,7 +139,8 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
                 },
             )
             .await;
-            if let Some(own) = accept(|| format!("scale rs/{replicaset}"), written)?.flatten() {
+            let answer = ctx.answer(|| format!("scale rs/{replicaset}"), written)?;
+            if let Some(own) = answer.flatten() {
                 ctx.recorder.own_write(ctx.index, Some(&own));
             }
             Ok(())
@@ -131,7 +160,7 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
             let api = ctx.replicasets();
             let before = accept(|| format!("get rs/{replicaset}"), api.get(replicaset).await)?;
             let r = api.delete(replicaset, &params).await;
-            let answer = accept(|| format!("delete rs/{replicaset}"), r)?;
+            let answer = ctx.answer(|| format!("delete rs/{replicaset}"), r)?;
             if let (Some(_), Some(before)) = (answer, before) {
                 record_delete(ctx, Resource::ReplicaSet, &before);
             }
@@ -180,7 +209,7 @@ async fn apply(ctx: &mut StepContext<'_>, apply: &Apply) -> Result<(), StepError
             Object::ReplicaSet(_) => apply_one(&ctx.replicasets(), &name, &raw).await,
             Object::Pod(_) => apply_one(&ctx.pods(), &name, &raw).await,
         };
-        if let Some(own) = accept(what, written)?.flatten() {
+        if let Some(own) = ctx.answer(what, written)?.flatten() {
             ctx.recorder.own_write(ctx.index, Some(&own));
         }
     }

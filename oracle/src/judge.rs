@@ -197,7 +197,24 @@ pub enum Method {
 /// that go on past a safety violation, whose verdict names what the recording breaks. The
 /// first judgement's explanation (the exhaustive levels, the costly part: tens of seconds on
 /// a 50-pod recording) is made only when the second one cannot be had.
+///
+/// A step the scenario expects to be refused that the cluster did not refuse so makes the
+/// run not conform, whatever the search found ([`crate::refusals`]).
 pub fn judge_with(
+    subject: &Subject,
+    observed: &Observed,
+    budget: &Budget,
+    method: Method,
+) -> Result<Verdict, JudgeError> {
+    let settles = check_shape(subject, observed)?;
+    let mut verdict = judge_writes(subject, observed, budget, method)?;
+    let mismatches = crate::refusals::mismatches(subject, &settles, observed);
+    crate::refusals::apply(&mut verdict, &mismatches, subject);
+    Ok(verdict)
+}
+
+/// [`judge_with`] on the recorded writes and settled states alone.
+fn judge_writes(
     subject: &Subject,
     observed: &Observed,
     budget: &Budget,
@@ -581,11 +598,13 @@ fn diverging_trace(
     step_ids: &[usize],
 ) -> (Level, Option<usize>, Option<&'static str>) {
     let breaks = broken_by(before, events, d.event, &subject.model.sem);
-    let step = events[..d.event.min(events.len())]
-        .iter()
-        .rev()
-        .find_map(|e| e.step)
-        .or(step_ids.first().copied());
+    let step = d.stuck_at.or_else(|| {
+        events[..d.event.min(events.len())]
+            .iter()
+            .rev()
+            .find_map(|e| e.step)
+            .or(step_ids.first().copied())
+    });
     let mut allowed = d.allowed.clone();
     if d.could_settle {
         allowed.push("settle here, writing nothing more".into());

@@ -17,6 +17,7 @@ pub mod judge;
 pub mod manifest;
 pub mod observed;
 pub mod prepared;
+pub mod refusals;
 pub mod render;
 pub mod replay;
 pub mod run_scenario;

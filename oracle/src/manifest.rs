@@ -90,11 +90,11 @@ impl Manifest {
 
 /// Every manifest in a (possibly multi-document) file. Empty documents are skipped, as
 /// `kubectl apply` skips them; a file with none is an error.
-pub fn load_file(path: &Path) -> Result<Vec<Manifest>, Error> {
+pub fn load_file(path: &Path, validation: Validation) -> Result<Vec<Manifest>, Error> {
     let manifests = yaml::load_file(path)?
         .iter()
         .filter(|doc| !doc.value().is_null())
-        .map(from_document)
+        .map(|doc| from_document(doc, validation))
         .collect::<Result<Vec<_>, _>>()?;
     if manifests.is_empty() {
         return Err(Error::in_file(path, "no manifest in the file"));
@@ -108,24 +108,34 @@ enum Kind {
     Pod,
 }
 
-/// One document as a manifest: kind, coverage, types, modelled fields, API validation.
-pub fn from_document(doc: &Document) -> Result<Manifest, Error> {
+/// Whether a manifest must pass the model's API validation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Validation {
+    /// It must: a manifest the API server would refuse is a mistake in the scenario.
+    Api,
+    /// It need not: the step expects the API server to refuse it (`refused: Invalid`), and
+    /// the model's API server decides, as the real one does, when the step runs.
+    Refusable,
+}
+
+/// One document as a manifest: kind, coverage, types, modelled fields and, unless the step
+/// expects a refusal, API validation.
+pub fn from_document(doc: &Document, validation: Validation) -> Result<Manifest, Error> {
+    let api = |kind: &str, name: &str, errors: Vec<String>| match validation {
+        Validation::Api => api_check(doc, kind, name, errors),
+        Validation::Refusable => Ok(()),
+    };
     let object = match kind(doc)? {
         Kind::ReplicaSet => {
             coverage::check(doc, &coverage::REPLICASET)?;
             let rs = replicaset(doc, doc.deserialize::<apps::ReplicaSet>()?)?;
-            api_check(
-                doc,
-                "ReplicaSet",
-                &rs.meta.name,
-                replicaset_create_errors(&rs),
-            )?;
+            api("ReplicaSet", &rs.meta.name, replicaset_create_errors(&rs))?;
             Object::ReplicaSet(Arc::new(rs))
         }
         Kind::Pod => {
             coverage::check(doc, &coverage::POD)?;
             let pod = pod(doc, doc.deserialize::<core::Pod>()?)?;
-            api_check(doc, "Pod", &pod.meta.name, pod_errors(&pod))?;
+            api("Pod", &pod.meta.name, pod_errors(&pod))?;
             Object::Pod(Arc::new(pod))
         }
     };
@@ -172,7 +182,9 @@ fn api_check(doc: &Document, kind: &str, name: &str, errors: Vec<String>) -> Res
             Err(Error::at(
                 doc.file(),
                 doc.position(&path),
-                format!("the API server would reject {kind} {name:?}: {e}"),
+                format!(
+                    "the API server would reject {kind} {name:?}: {e} (a step that expects this says `refused: Invalid`)"
+                ),
             ))
         }
     }
@@ -311,7 +323,7 @@ mod tests {
     fn parse(text: &str) -> Result<Vec<Manifest>, Error> {
         yaml::load_str(Path::new("m.yaml"), text)?
             .iter()
-            .map(from_document)
+            .map(|d| from_document(d, Validation::Api))
             .collect()
     }
 
@@ -645,7 +657,11 @@ spec:
             Object::Pod(Arc::new(Pod::new("bare", Default::default()))),
         ] {
             let raw = to_manifest(&object);
-            let back = from_document(&Document::from_value(Path::new("gen"), raw.clone())).unwrap();
+            let back = from_document(
+                &Document::from_value(Path::new("gen"), raw.clone()),
+                Validation::Api,
+            )
+            .unwrap();
             assert_eq!(back.object, object, "{raw:#}");
             assert_eq!(back.raw, raw);
         }

@@ -19,6 +19,14 @@
 //!           "object": { … }                 // the object as the watch delivered it (apps/v1
 //!         }, …                              //   ReplicaSet or v1 Pod, with kind/apiVersion)
 //!       ],
+//!       "refused": [                        // optional: requests of the segment's apply,
+//!         {                                 //   scale and ReplicaSet delete steps that the
+//!                                           //   API server refused
+//!           "step": 3,                      // the step (numbered as `step` above)
+//!           "reason": "Invalid",            // metav1.Status reason of the answer
+//!           "message": "…"                  // its message (shown, not compared)
+//!         }, …
+//!       ],
 //!       "settled": { "replicasets": [ … ], "pods": [ … ] }   // a list of each, once settled
 //!     }, …
 //!   ]
@@ -33,6 +41,13 @@
 //! label, the scheduler's binding, the kubelet's reports) can own an event, and only in the
 //! segment of the settle point after it; anything else is refused as bad input
 //! ([`crate::step_numbering`]), since judged it would read as a controller fault.
+//!
+//! `refused` is how a step that the scenario expects to be refused (`refused: Invalid`) is
+//! judged on the cluster's side: a refused request writes nothing, so only the runner that
+//! sent it knows the answer. A step expected to be refused must have its refusal here, with
+//! the same reason; other refusals (scaling a ReplicaSet that is gone) are kept for the
+//! reader. A refusal of a step that sends no request in its segment is bad input, as for
+//! `step`.
 //!
 //! Objects are abstracted into the model's domain as they are read ([`abstract_replicaset`],
 //! [`abstract_pod`]): the fields the model has are read, everything the server adds
@@ -93,11 +108,26 @@ pub struct RawSnapshot {
     pub pods: Vec<serde_json::Value>,
 }
 
+/// A request of the scenario's that the API server refused.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Refusal {
+    /// The scenario step that sent it (numbered as an event's `step`).
+    pub step: usize,
+    /// The answer's `metav1.Status` reason (`Invalid`, `NotFound`, …).
+    pub reason: String,
+    /// The answer's message, for the reader.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
 /// One segment as recorded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawSegment {
     pub events: Option<Vec<RawEvent>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<Refusal>,
     pub settled: RawSnapshot,
 }
 
@@ -146,6 +176,8 @@ impl Snapshot {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
     pub events: Option<Vec<Event>>,
+    /// The scenario's requests the API server refused in this segment.
+    pub refused: Vec<Refusal>,
     pub settled: Snapshot,
 }
 
@@ -251,7 +283,11 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
                 settled.insert(object);
             }
         }
-        segments.push(Segment { events, settled });
+        segments.push(Segment {
+            events,
+            refused: seg.refused.clone(),
+            settled,
+        });
     }
     Ok(Observed {
         scenario: raw.scenario,

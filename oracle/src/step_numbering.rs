@@ -8,6 +8,9 @@
 //! (`rsmc_spec::model::Action::is_client_write`) — can own an event, and only in the segment
 //! that ends at the first settle point after it.
 //!
+//! The same holds for the `step` of a recorded refusal (`refused` of a segment): only a step
+//! that sends a request can have it refused.
+//!
 //! A `step` that breaks this is a fault of whoever made the recording, so it is refused as bad
 //! input: judged, it would read as a controller writing what only a user may (a converter
 //! numbering from 1 shifts every user write onto the next step), or as a user's write the
@@ -52,6 +55,26 @@ pub fn check(subject: &Subject, settles: &[usize], observed: &Observed) -> Resul
             };
             return Err(StepError {
                 field: format!("segments[{k}].events[{j}].step"),
+                message: format!("{problem}; {}", expected(subject, &writes_in, k)),
+            });
+        }
+        for (j, r) in segment.refused.iter().enumerate() {
+            if writes_in.get(&r.step) == Some(&k) {
+                continue;
+            }
+            let problem = match subject.steps.get(r.step) {
+                None => format!(
+                    "step {} does not exist: the scenario has {} steps, numbered from 0",
+                    r.step,
+                    subject.steps.len()
+                ),
+                Some(command) => format!(
+                    "step {} (`{command}`) sends no request in this segment, so none of its requests can be refused here",
+                    r.step
+                ),
+            };
+            return Err(StepError {
+                field: format!("segments[{k}].refused[{j}].step"),
                 message: format!("{problem}; {}", expected(subject, &writes_in, k)),
             });
         }

@@ -47,6 +47,9 @@ pub struct Divergence {
     pub allowed: Vec<String>,
     /// Whether the model could also settle there, having written nothing more.
     pub could_settle: bool,
+    /// The scenario step (from 0) that a run there cannot go past: one expected to be
+    /// refused that the model's API server does not refuse so.
+    pub stuck_at: Option<usize>,
 }
 
 /// The verdict on one segment's writes.
@@ -284,6 +287,8 @@ pub(crate) struct Expansion {
     /// Writes the model could make that the recording does not show next: how many visible
     /// recorded writes the step matched before it parted ways, and the step described.
     pub refused: Vec<(usize, String)>,
+    /// The scenario step the node cannot go past (see [`Divergence::stuck_at`]).
+    pub stuck_at: Option<usize>,
 }
 
 impl Expansion {
@@ -309,6 +314,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
     let i = *i;
     let mut next = Vec::new();
     let mut refused = Vec::new();
+    let mut stuck_at = None;
     // The next recorded event may be a removal the model made earlier (see `Deferred`).
     if let Some((_, e)) = visible.get(i) {
         for (k, d) in deferred.iter().enumerate() {
@@ -340,7 +346,18 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
             next,
             settled: true,
             refused,
+            stuck_at,
         };
+    }
+    // A step the scenario expects to be refused that the model's API server does not refuse
+    // stops every run here: say so where the recording and the model part ways.
+    if let Some(answer) = segment.model.refusal_mismatch(s) {
+        let step = segment.origin[s.script.step as usize];
+        stuck_at = Some(step);
+        refused.push((
+            i,
+            format!("step {} is expected to be refused, but the model's API server {answer}, so no run goes past it", step + 1),
+        ));
     }
     for (action, n) in successors(segment.model, s) {
         let writes = model_writes(s, &n);
@@ -445,6 +462,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
         next,
         settled: false,
         refused,
+        stuck_at,
     }
 }
 
@@ -466,6 +484,8 @@ pub(crate) struct Frontier {
     pub allowed: Vec<String>,
     /// Whether a run could settle there, having written nothing more.
     pub could_settle: bool,
+    /// A step a run there cannot go past.
+    pub stuck_at: Option<usize>,
 }
 
 impl Frontier {
@@ -484,6 +504,9 @@ impl Frontier {
         self.reach(node.matched);
         if expansion.settled && !expansion.ends(node, visible) && node.matched == self.reached {
             self.could_settle = true;
+        }
+        if expansion.stuck_at.is_some() && node.matched == self.reached {
+            self.stuck_at = self.stuck_at.or(expansion.stuck_at);
         }
         for (reached, line) in &expansion.refused {
             self.reach(*reached);
@@ -506,6 +529,7 @@ impl Frontier {
                 .unwrap_or_else(|| "no further write (the recording ends here)".into()),
             allowed: self.allowed,
             could_settle: self.could_settle,
+            stuck_at: self.stuck_at,
         }
     }
 }

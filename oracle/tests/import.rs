@@ -1,6 +1,7 @@
 //! `rsmc import` of audit logs. The logs in `tests/audit/` were recorded on the local control
 //! plane (v1.20.2, the built-in controller, `rsmc cluster up --audit-log`, `rsmc conform`
-//! running `delete-orphan` and `counterexamples/catalogue-ignore-controller-ref-removal`),
+//! running `delete-orphan` and `counterexamples/catalogue-ignore-controller-ref-removal`;
+//! v1.37.2 running `refused-requests`),
 //! cut to their namespace (and managedFields, request bodies but deletions' and bindings',
 //! and some container defaults dropped: the import does not read them). Imported, they
 //! conform; with one write doctored, they are rejected naming the property it breaks; bad
@@ -135,6 +136,44 @@ fn recordings_import_as_their_scenarios_and_conform() {
 
 /// The observed trace an import writes reads back, with every event's version renumbered in
 /// order and every event of a client's write owned by a step that writes.
+/// The user's requests the API server refused are steps expected to be refused, with the
+/// reasons the log gives, and their refusals are in the trace: imported, the run conforms;
+/// with a refusal's reason doctored in the log, it does not, at that step.
+#[test]
+fn refused_requests_are_steps_expected_to_be_refused() {
+    let refused = imported("refused-requests", |_| {});
+    assert_eq!(
+        commands(&refused),
+        [
+            "kubectl apply -f mismatched.yaml (expected to be refused: Invalid)",
+            "kubectl apply -f web.yaml",
+            "settle",
+            "kubectl apply -f web.yaml (expected to be refused: Invalid)",
+            "kubectl delete rs/mismatched --cascade=background (expected to be refused: NotFound)",
+            "settle",
+        ]
+    );
+    // The scale of `mismatched` is not there: its read failed first, and reads are not logged.
+    assert_eq!(
+        (refused.summary.refused, refused.summary.refused_steps),
+        (3, 3)
+    );
+    assert_eq!(refused.observed.cluster["server"], "v1.37.2");
+    let v = judged(&refused);
+    assert!(v.conforms, "{}", render(&v));
+
+    let doctored = imported("refused-requests", |lines| {
+        let delete = lines
+            .iter_mut()
+            .find(|l| l["verb"] == "delete" && l["objectRef"]["resource"] == "replicasets")
+            .unwrap();
+        delete["responseStatus"]["reason"] = "Invalid".into();
+    });
+    let v = judged(&doctored);
+    assert!(!v.conforms, "{}", render(&v));
+    assert_eq!(v.settle_points[1].divergent_step, Some(5), "{}", render(&v));
+}
+
 #[test]
 fn the_imported_trace_reads_back_in_order() {
     let orphan = imported("delete-orphan", |_| {});

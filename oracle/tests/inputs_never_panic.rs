@@ -150,7 +150,7 @@ fn manifest_of(file: &Path, text: &str) -> Result<(), TestCaseError> {
     match yaml::load_str(file, text) {
         Ok(docs) => {
             for doc in docs.iter().filter(|d| !d.value().is_null()) {
-                if let Err(e) = manifest::from_document(doc) {
+                if let Err(e) = manifest::from_document(doc, manifest::Validation::Api) {
                     prop_assert!(clear(&e.to_string(), file), "{e}");
                 }
             }

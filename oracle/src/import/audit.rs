@@ -46,6 +46,8 @@ pub struct Request {
     pub code: u16,
     /// The reason of a refusal (`NotFound`, `Conflict`, `Invalid`, …).
     pub reason: Option<String>,
+    /// The refusal's message.
+    pub message: String,
     pub request: Option<Value>,
     pub response: Option<Value>,
     /// When the API server received it.
@@ -147,6 +149,8 @@ struct RawStatus {
     code: u16,
     #[serde(default)]
     reason: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
 }
 
 /// The longest line read: far more than any pod or ReplicaSet with both its objects.
@@ -261,6 +265,7 @@ pub fn read(
         let status = raw.response_status.unwrap_or(RawStatus {
             code: 0,
             reason: None,
+            message: None,
         });
         let accepted = (200..300).contains(&status.code);
         if accepted && (raw.level != "RequestResponse" || raw.response_object.is_none()) {
@@ -281,6 +286,7 @@ pub fn read(
             name: object_ref.name.filter(|n| !n.is_empty()),
             code: status.code,
             reason: status.reason.filter(|r| !r.is_empty()),
+            message: status.message.unwrap_or_default(),
             request: raw.request_object,
             response: raw.response_object,
             received,

@@ -14,6 +14,10 @@
 //!   kubelet's final delete);
 //! - a write the model cannot see (its abstraction is unchanged: a container status, an
 //!   annotation) is no step and its event is left out ([`Inferred::Invisible`]);
+//! - a client's request refused as the model's API server can refuse it (an apply, a scale or a
+//!   delete of a ReplicaSet, `Invalid` or `NotFound`): that step, expected to be refused with
+//!   the reason the log gives ([`refused_step`]); other refused requests are counted and left
+//!   out;
 //! - anything else (a status written by a client, owner references or finalizers changed by a
 //!   client, a forced deletion, an eviction) is an error: no scenario step does it.
 //!
@@ -29,7 +33,7 @@ use crate::observed::{abstract_pod, abstract_replicaset, UidTokens};
 use crate::scenario::{Apply, ApplySource, StepKind};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
-use rsmc_spec::api::{Kind, Propagation};
+use rsmc_spec::api::{Kind, Propagation, Reason};
 use rsmc_spec::model::{PodAction, PodSelection, PodSet};
 use rsmc_spec::object::{LabelSelector, Pod, PodPhase, ReplicaSet};
 use serde_json::Value;
@@ -68,22 +72,10 @@ fn pod(v: &Value) -> Result<Pod, String> {
 fn replicaset_step(r: &Request, applied: &Applied) -> Result<Inferred, String> {
     let name = || r.name.clone().unwrap_or_default();
     match (r.verb.as_str(), r.subresource.as_deref()) {
-        ("delete", None) => {
-            let options = r.request.clone().unwrap_or(Value::Null);
-            let propagation = match (
-                options["propagationPolicy"].as_str(),
-                options["orphanDependents"].as_bool(),
-            ) {
-                (Some("Orphan"), _) | (None, Some(true)) => Propagation::Orphan,
-                (Some("Foreground"), _) => Propagation::Foreground,
-                (Some("Background") | None, _) => Propagation::Background,
-                (Some(other), _) => return Err(format!("unknown propagationPolicy {other:?}")),
-            };
-            Ok(Inferred::Step(StepKind::DeleteReplicaSet {
-                replicaset: name(),
-                propagation,
-            }))
-        }
+        ("delete", None) => Ok(Inferred::Step(StepKind::DeleteReplicaSet {
+            replicaset: name(),
+            propagation: propagation(r.request.as_ref().unwrap_or(&Value::Null))?,
+        })),
         (_, Some("scale")) => {
             let after = applied
                 .after
@@ -127,6 +119,58 @@ fn replicaset_step(r: &Request, applied: &Applied) -> Result<Inferred, String> {
         (_, Some(sub)) => Err(format!(
             "a client writes replicasets/{sub}, which no scenario step does"
         )),
+    }
+}
+
+/// The step a client's refused request was, with the reason it was refused with, when it is
+/// one a scenario can expect to be refused: an apply, a scale or a delete of a ReplicaSet,
+/// refused as the model's API server can refuse it (`Invalid`, `NotFound`). `None` for
+/// anything else, which the import counts and leaves out: a pod write refused because the pod
+/// is gone is a step that skipped it, and a `Conflict` is a client's stale precondition that
+/// its command retries (`kubectl apply` does; so does the conformance runner).
+pub fn refused_step(r: &Request) -> Option<(StepKind, Reason)> {
+    let reason: Reason = r.reason.as_deref()?.parse().ok()?;
+    if r.kind != Kind::ReplicaSet || !matches!(reason, Reason::Invalid | Reason::NotFound) {
+        return None;
+    }
+    let request = r.request.as_ref();
+    let kind = match (r.verb.as_str(), r.subresource.as_deref()) {
+        ("delete", None) => StepKind::DeleteReplicaSet {
+            replicaset: r.name.clone()?,
+            propagation: propagation(request.unwrap_or(&Value::Null)).ok()?,
+        },
+        ("patch" | "update", Some("scale")) => StepKind::Scale {
+            replicaset: r.name.clone()?,
+            replicas: i32::try_from(request?["spec"]["replicas"].as_i64()?).ok()?,
+        },
+        // A whole ReplicaSet as written (a create, an update, a server-side apply): a patch of
+        // some fields does not say what the ReplicaSet would have been.
+        ("create" | "update" | "patch", None) => {
+            let mut written = request?.clone();
+            // A request carries no UID (the server gives one); the step's manifest has none.
+            let meta = written.get_mut("metadata")?.as_object_mut()?;
+            meta.entry("uid").or_insert_with(|| "refused".into());
+            let rs: apps::ReplicaSet = serde_json::from_value(written).ok()?;
+            rs.spec.as_ref()?.template.as_ref()?;
+            let rs = abstract_replicaset(&rs, &mut UidTokens::default()).ok()?;
+            apply_of(Object::ReplicaSet(Arc::new(rs)))
+        }
+        _ => return None,
+    };
+    Some((kind, reason))
+}
+
+/// The propagation a ReplicaSet delete's options ask for (apps/v1's default, background,
+/// when they give none).
+fn propagation(options: &Value) -> Result<Propagation, String> {
+    match (
+        options["propagationPolicy"].as_str(),
+        options["orphanDependents"].as_bool(),
+    ) {
+        (Some("Orphan"), _) | (None, Some(true)) => Ok(Propagation::Orphan),
+        (Some("Foreground"), _) => Ok(Propagation::Foreground),
+        (Some("Background") | None, _) => Ok(Propagation::Background),
+        (Some(other), _) => Err(format!("unknown propagationPolicy {other:?}")),
     }
 }
 

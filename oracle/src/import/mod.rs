@@ -12,8 +12,13 @@
 //! 3. each accepted write becomes the watch events it caused ([`history`]), in commit order
 //!    within its segment as far as the log tells it (`in_commit_order`), and each client's
 //!    write a scenario step ([`infer`]); the controllers' writes are what the oracle judges.
-//!    Refused writes change nothing and are no step (they are counted in the summary); a
-//!    system's create answered with a server error may have created its object
+//!    A client's request refused as the model's API server can refuse it (an apply, a scale
+//!    or a delete of a ReplicaSet: `Invalid`, `NotFound`) is a step expected to be refused,
+//!    its refusal in the segment's `refused`; other refused writes change nothing and are
+//!    no step (they are counted in the summary). A refusal is in the log only when the
+//!    request reached the API server as a write: `kubectl scale` of a ReplicaSet that is
+//!    gone fails on its read first, which the policy does not log. A system's create
+//!    answered with a server error may have created its object
 //!    (`Importer::created_by_a_lost_answer`);
 //! 4. every segment ends with a `settle` step, whose observed objects are the live objects as
 //!    the writes left them.
@@ -28,7 +33,7 @@ pub mod infer;
 pub mod writer;
 
 use crate::error::InputError;
-use crate::observed::{EventType, RawEvent, RawObserved, RawSegment, SCHEMA};
+use crate::observed::{EventType, RawEvent, RawObserved, RawSegment, Refusal, SCHEMA};
 use crate::scenario::{Scenario, Step, StepKind};
 use audit::{Entry, Request};
 use history::Objects;
@@ -87,6 +92,8 @@ pub struct Summary {
     /// (their outcome unknown to their client).
     pub writes: usize,
     pub refused: usize,
+    /// Of the refused, those kept as steps expected to be refused.
+    pub refused_steps: usize,
     pub lost: usize,
     /// Clients' writes that changed nothing the model has (no step, no event).
     pub invisible: usize,
@@ -400,6 +407,7 @@ impl Importer {
         summary: &mut Summary,
     ) -> Result<(), (usize, String)> {
         let mut events = Vec::new();
+        let mut refused = Vec::new();
         // The last client step of the segment, and when its first write came in.
         let mut last_client_step: Option<(usize, k8s_openapi::jiff::Timestamp)> = None;
         // Creates answered with a server error: they may have created the object all the same.
@@ -414,6 +422,18 @@ impl Importer {
                     }
                 } else {
                     summary.refused += 1;
+                    let client = matches!(r.writer, Writer::Client(_));
+                    if let Some((kind, reason)) = infer::refused_step(r).filter(|_| client) {
+                        self.steps.push(Step::new(kind).refused(reason));
+                        refused.push(Refusal {
+                            step: self.steps.len() - 1,
+                            reason: reason.name().to_string(),
+                            message: r.message.clone(),
+                        });
+                        summary.refused_steps += 1;
+                        // A refused request is a command of its own.
+                        last_client_step = None;
+                    }
                 }
                 continue;
             }
@@ -470,6 +490,7 @@ impl Importer {
         self.steps.push(Step::new(StepKind::Settle));
         self.out.push(RawSegment {
             events: Some(events),
+            refused,
             settled: self.objects.snapshot(),
         });
         Ok(())

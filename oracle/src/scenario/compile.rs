@@ -79,7 +79,10 @@ pub fn compile(scenario: &Scenario, default_profile: Profile) -> Result<Compiled
     let mut origin = Vec::new();
     for (i, step) in scenario.steps.iter().enumerate() {
         for s in script_steps(&step.kind) {
-            steps.push(s);
+            steps.push(match (step.refused, s) {
+                (Some(reason), ScriptStep::Move(action)) => ScriptStep::Refused { action, reason },
+                (_, s) => s,
+            });
             origin.push(i);
         }
     }

@@ -72,6 +72,20 @@
 //! | `startSecondLeader`, `stopFirstLeader` | a second controller instance starts while the first runs; then the first stops (a leader handover). Controller 1 exists only after `startSecondLeader`. |
 //! | `settle` | wait until nothing in the cluster moves: the points where model and cluster are compared. |
 //!
+//! A request the API server refuses changes nothing, and the scenario goes on. A step that is
+//! one request — an apply of one manifest, a scale, a delete of a ReplicaSet — may say that
+//! the API server is expected to refuse it, and why, with `refused:` beside its kind:
+//!
+//! ```yaml
+//!   - apply: manifests/selector-mismatch.yaml
+//!     refused: Invalid            # NotFound, Conflict, AlreadyExists, Invalid, Forbidden
+//! ```
+//!
+//! Its manifest need not pass the API validation then (that is the point). A run conforms
+//! only if the API server refuses the step with that reason: the model's (the script goes past
+//! the step only then) and the cluster's (its runner records the refusal; see
+//! [`crate::refusals`]).
+//!
 //! Pod selections are evaluated when the step runs, as a client's list would be: `pod: NAME`,
 //! or `pods:` one of `all`, a list of names, `{of: frontend}` (the pods the live ReplicaSet
 //! `frontend` controls), `{labels: {tier: frontend}}` (like `kubectl -l`), or `{selector:
@@ -241,8 +255,18 @@ impl Scenario {
             if let Some(message) = self.step_problem(&step.kind, second_leader) {
                 return Some((at, message));
             }
-            if let Some(message) = replicasets.step(&step.kind) {
-                return Some((at, message));
+            if step.refused.is_some() && !step.refusable() {
+                return Some((
+                    root.key("steps").index(i).key(parse::REFUSED),
+                    "only one request can be expected to be refused: an apply of one manifest, a scale, or a delete of a ReplicaSet".into(),
+                ));
+            }
+            // A refused step changes nothing: the ReplicaSets it names need not exist (a
+            // scale expected to get NotFound), and those it applies do not come to exist.
+            if step.refused.is_none() {
+                if let Some(message) = replicasets.step(&step.kind) {
+                    return Some((at, message));
+                }
             }
             if let Some(node) = step
                 .nodes()

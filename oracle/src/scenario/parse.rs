@@ -3,9 +3,9 @@
 
 use super::step::{resource_name, Apply, ApplySource, Step, StepKind};
 use super::{Bounds, Scenario};
-use crate::manifest::{self, Manifest, Object};
+use crate::manifest::{self, Manifest, Object, Validation};
 use crate::yaml::{self, describe, Document, Error, FieldPath, Fields, Seg};
-use rsmc_spec::api::{Kind, Propagation};
+use rsmc_spec::api::{Kind, Propagation, Reason};
 use rsmc_spec::gates::{FeatureGates, Gate};
 use rsmc_spec::model::{PodAction, PodSelection, PodSet, Watcher};
 use rsmc_spec::object::{LabelSelector, Labels, Pod};
@@ -21,7 +21,13 @@ struct Ctx<'a> {
     doc: &'a Document,
     /// The scenario file's directory: manifest paths are relative to it.
     dir: PathBuf,
+    /// Whether the step's manifests must pass API validation (not when the step expects the
+    /// API server to refuse it).
+    validation: Validation,
 }
+
+/// The key beside a step's kind that says the API server is expected to refuse it.
+pub(super) const REFUSED: &str = "refused";
 
 /// Reads the step kind's arguments at the path.
 type Reader = fn(&Ctx, &FieldPath) -> Result<StepKind, Error>;
@@ -133,6 +139,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Scenario, Error> {
     let ctx = Ctx {
         doc,
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        validation: Validation::Api,
     };
     let root = FieldPath::root();
     let mut top = doc.fields(&root)?;
@@ -214,21 +221,28 @@ fn bounds(doc: &Document, path: &FieldPath) -> Result<Bounds, Error> {
     Ok(bounds)
 }
 
-/// One step: a keyword alone (`settle`), or a mapping of one keyword to its arguments.
+/// One step: a keyword alone (`settle`), or a mapping of one keyword to its arguments, with
+/// `refused: REASON` beside it when the API server is expected to refuse the step.
 fn step(ctx: &Ctx, path: &FieldPath) -> Result<Step, Error> {
     let doc = ctx.doc;
-    let (keyword, args) = match doc.get(path) {
-        Some(Value::String(k)) => (k.as_str(), path.key(k)),
-        Some(Value::Object(map)) if map.len() == 1 => {
-            let k = map.keys().next().expect("one key");
-            (k.as_str(), path.key(k))
+    let (keyword, args, refused) = match doc.get(path) {
+        Some(Value::String(k)) => (k.as_str(), path.key(k), None),
+        Some(Value::Object(map))
+            if map.len() == 1 || (map.len() == 2 && map.contains_key(REFUSED)) =>
+        {
+            let k = map
+                .keys()
+                .find(|k| *k != REFUSED || map.len() == 1)
+                .expect("a key besides `refused`");
+            let refused = (map.len() == 2).then(|| reason(ctx, &path.key(REFUSED)));
+            (k.as_str(), path.key(k), refused.transpose()?)
         }
         Some(Value::Object(map)) => {
             let keys: Vec<String> = map.keys().map(|k| format!("`{k}`")).collect();
             return Err(doc.error(
                 path,
                 format!(
-                    "a step has exactly one kind, this one has {} (check the indentation of its arguments)",
+                    "a step has exactly one kind (and may say `{REFUSED}: REASON`), this one has {} (check the indentation of its arguments)",
                     if keys.is_empty() { "none".to_string() } else { keys.join(", ") }
                 ),
             ));
@@ -252,10 +266,33 @@ fn step(ctx: &Ctx, path: &FieldPath) -> Result<Step, Error> {
             ),
         ));
     };
+    let ctx = Ctx {
+        doc,
+        dir: ctx.dir.clone(),
+        validation: match refused {
+            Some(_) => Validation::Refusable,
+            None => Validation::Api,
+        },
+    };
     Ok(Step {
         position: doc.position(path),
-        kind: read(ctx, &args)?,
+        kind: read(&ctx, &args)?,
+        refused,
     })
+}
+
+/// A step's `refused`: the reason of a `metav1.Status`.
+fn reason(ctx: &Ctx, path: &FieldPath) -> Result<Reason, Error> {
+    match ctx.doc.get(path) {
+        Some(Value::String(name)) => name.parse().map_err(|e| ctx.doc.error(path, e)),
+        other => Err(ctx.doc.error(
+            path,
+            format!(
+                "invalid type: {}, expected a reason such as `Invalid` or `NotFound`",
+                describe(other.unwrap_or(&Value::Null))
+            ),
+        )),
+    }
 }
 
 /// How the step kind whose arguments are at `path` (`steps[3].scale`) is written.
@@ -319,11 +356,12 @@ fn apply(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
     let (source, mut manifests) = match file {
         Some(file) => {
             let full = ctx.dir.join(&file);
-            let manifests = manifest::load_file(&full).map_err(|e| match e.position {
-                // A file that cannot be read (or holds nothing) is named at the step.
-                None => doc.error(path, e),
-                Some(_) => e,
-            })?;
+            let manifests =
+                manifest::load_file(&full, ctx.validation).map_err(|e| match e.position {
+                    // A file that cannot be read (or holds nothing) is named at the step.
+                    None => doc.error(path, e),
+                    Some(_) => e,
+                })?;
             (ApplySource::File(PathBuf::from(file)), manifests)
         }
         None => {
@@ -334,7 +372,7 @@ fn apply(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
             };
             let manifests = parts
                 .iter()
-                .map(|p| manifest::from_document(&doc.subdocument(p)))
+                .map(|p| manifest::from_document(&doc.subdocument(p), ctx.validation))
                 .collect::<Result<Vec<_>, _>>()?;
             (ApplySource::Inline, manifests)
         }

@@ -2,7 +2,7 @@
 
 use crate::manifest::{Manifest, Object};
 use crate::yaml::Pos;
-use rsmc_spec::api::{Kind, Propagation};
+use rsmc_spec::api::{Kind, Propagation, Reason};
 use rsmc_spec::model::{PodAction, PodSelection, PodSet, Watcher};
 use rsmc_spec::object::render_labels_compact;
 use std::fmt;
@@ -14,6 +14,11 @@ pub struct Step {
     /// Where the step is written (its line), or `None` for a step built in memory.
     pub position: Option<Pos>,
     pub kind: StepKind,
+    /// The reason the API server is expected to refuse the step with (`refused: Invalid`):
+    /// the step then writes nothing, and a run whose API server answers otherwise, model or
+    /// cluster, does not conform. Only a request can be refused: an apply of one manifest, a
+    /// scale, a delete of a ReplicaSet.
+    pub refused: Option<Reason>,
 }
 
 /// What a step does. Every environment move of the model has a step kind, so a model run's
@@ -90,6 +95,7 @@ impl Step {
         Step {
             position: None,
             kind,
+            refused: None,
         }
     }
 
@@ -103,9 +109,32 @@ impl Step {
         }))
     }
 
-    /// The step as one line, in kubectl terms where a user takes it.
+    /// The same step, expected to be refused with `reason`.
+    pub fn refused(self, reason: Reason) -> Step {
+        Step {
+            refused: Some(reason),
+            ..self
+        }
+    }
+
+    /// The step as one line, in kubectl terms where a user takes it, with the refusal it
+    /// expects.
     pub fn command(&self) -> String {
-        self.kind.to_string()
+        match self.refused {
+            Some(reason) => format!("{} (expected to be refused: {reason})", self.kind),
+            None => self.kind.to_string(),
+        }
+    }
+
+    /// Whether a step of this kind can be expected to be refused: it is one request (an apply
+    /// of one manifest, a scale, a delete of a ReplicaSet). A pod step acts on a selection
+    /// whose pods may vanish before their request, and several requests have several answers.
+    pub fn refusable(&self) -> bool {
+        match &self.kind {
+            StepKind::Apply(apply) => apply.manifests.len() == 1,
+            StepKind::Scale { .. } | StepKind::DeleteReplicaSet { .. } => true,
+            _ => false,
+        }
     }
 }
 

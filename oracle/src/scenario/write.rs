@@ -31,6 +31,11 @@ const KEY_ORDER: &[&str] = &[
     "pod",
     "pods",
     "count",
+    // A refused step: its kind, then `refused`.
+    "apply",
+    "scale",
+    "delete",
+    "refused",
 ];
 
 impl Scenario {
@@ -85,14 +90,23 @@ impl Scenario {
                 json!({"maxLag": self.bounds.max_lag, "createFailures": self.bounds.create_failures}),
             );
         }
-        let steps = self.steps.iter().map(|s| step_value(&s.kind)).collect();
+        let steps = self.steps.iter().map(step_value).collect();
         top.insert("steps".into(), Value::Array(steps));
         emit::to_string(&Value::Object(top), KEY_ORDER)
     }
 }
 
-/// A step as the format writes it.
-fn step_value(kind: &StepKind) -> Value {
+/// A step as the format writes it, with the refusal it expects beside its kind.
+fn step_value(step: &Step) -> Value {
+    let mut value = kind_value(&step.kind);
+    if let (Some(reason), Value::Object(map)) = (step.refused, &mut value) {
+        map.insert(super::parse::REFUSED.into(), json!(reason.name()));
+    }
+    value
+}
+
+/// A step's kind as the format writes it.
+fn kind_value(kind: &StepKind) -> Value {
     let keyword = kind.keyword();
     let args = match kind {
         StepKind::Apply(apply) => apply_value(apply),

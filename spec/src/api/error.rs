@@ -20,6 +20,26 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason, in the order error messages list them.
+    pub const ALL: [Reason; 5] = [
+        Reason::NotFound,
+        Reason::Conflict,
+        Reason::AlreadyExists,
+        Reason::Invalid,
+        Reason::Forbidden,
+    ];
+
+    /// The reason as `metav1.Status.reason` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::NotFound => "NotFound",
+            Reason::Conflict => "Conflict",
+            Reason::AlreadyExists => "AlreadyExists",
+            Reason::Invalid => "Invalid",
+            Reason::Forbidden => "Forbidden",
+        }
+    }
+
     pub fn code(self) -> u16 {
         match self {
             Reason::NotFound => 404,
@@ -27,6 +47,27 @@ impl Reason {
             Reason::Invalid => 422,
             Reason::Forbidden => 403,
         }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Reason {
+    type Err = String;
+
+    /// A reason as a scenario or `metav1.Status.reason` spells it.
+    fn from_str(s: &str) -> Result<Self, String> {
+        Reason::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Reason::ALL.iter().map(|r| r.name()).collect();
+                format!("unknown reason {s:?}, expected one of {}", names.join(", "))
+            })
     }
 }
 

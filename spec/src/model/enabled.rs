@@ -40,7 +40,9 @@ impl RsModel {
     ) {
         match script.steps.get(s.script.step as usize) {
             Some(ScriptStep::Settle) if quiescent => out.push(Action::Settle),
-            Some(ScriptStep::Move(action)) if writes => out.push(action.clone()),
+            Some(ScriptStep::Move(action) | ScriptStep::Refused { action, .. }) if writes => {
+                out.push(action.clone())
+            }
             Some(ScriptStep::Pods { action, .. }) => match &s.script.selected {
                 None => out.push(Action::ListPods),
                 Some(selected) if writes => {

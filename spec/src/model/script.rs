@@ -14,7 +14,7 @@
 //! frontend" means the same on a real cluster and in the model.
 
 use super::action::Action;
-use crate::api::{Kind, View};
+use crate::api::{Kind, Reason, View};
 use crate::object::{LabelSelector, Labels, Pod, ReplicaSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -34,6 +34,11 @@ pub enum ScriptStep {
     /// a second passing, or a fault. A move that fails at the API server (say, scaling a
     /// ReplicaSet that is gone) changes nothing, as the same command would on a cluster.
     Move(Action),
+    /// A move the scenario expects the API server to refuse with `reason` (an apply whose
+    /// selector does not match its template: `Invalid`; scaling a ReplicaSet that is gone:
+    /// `NotFound`). It changes nothing; a run in which the API server answers anything else
+    /// goes no further ([`super::RsModel::refusal_mismatch`] says what it answered).
+    Refused { action: Action, reason: Reason },
     /// Act on every selected pod.
     Pods {
         pods: PodSelection,
@@ -48,7 +53,7 @@ impl ScriptStep {
     /// writes once per pod it acts on.
     pub fn writes(&self) -> bool {
         match self {
-            ScriptStep::Move(a) => a.is_client_write(),
+            ScriptStep::Move(a) | ScriptStep::Refused { action: a, .. } => a.is_client_write(),
             ScriptStep::Pods { .. } => true,
             ScriptStep::Settle => false,
         }
@@ -248,13 +253,22 @@ impl Script {
             .collect()
     }
 
-    /// Check that every `Move` is an environment move a script may make.
+    /// Check that every `Move` is an environment move a script may make, and that every
+    /// `Refused` one is a client's write (only a request can be refused).
     pub fn validate(&self) -> Result<(), String> {
         for (i, step) in self.steps.iter().enumerate() {
-            if let ScriptStep::Move(a) = step {
-                if !a.is_environment() || matches!(a, Action::ListPods | Action::Settle) {
+            match step {
+                ScriptStep::Move(a)
+                    if !a.is_environment() || matches!(a, Action::ListPods | Action::Settle) =>
+                {
                     return Err(format!("step {i}: {a} is not a move a script can make"));
                 }
+                ScriptStep::Refused { action, .. } if !action.is_client_write() => {
+                    return Err(format!(
+                        "step {i}: {action} is not a request, so it cannot be refused"
+                    ));
+                }
+                _ => {}
             }
         }
         Ok(())

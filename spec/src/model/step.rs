@@ -15,10 +15,10 @@ impl RsModel {
     pub(super) fn step(&self, s: &State, action: &Action) -> Option<State> {
         let mut n = s.clone();
         match (&self.script, action.is_environment()) {
-            (Some(script), true) => self.scripted_step(script, &mut n, action),
+            (Some(script), true) => self.scripted_step(script, &mut n, action)?,
             (None, true) => {
                 self.charge(&mut n, action);
-                self.environment(&mut n, action)?;
+                self.environment(&mut n, action).ok()?;
             }
             (_, false) => self.system(&mut n, action)?,
         }
@@ -28,8 +28,11 @@ impl RsModel {
 
     /// A scripted environment's move: take it and move the script on. A command that fails at
     /// the API server (scaling a ReplicaSet that is gone, labelling a pod that was deleted)
-    /// changes nothing, as it would on a cluster, and the script still moves on.
-    fn scripted_step(&self, script: &Script, n: &mut State, action: &Action) {
+    /// changes nothing, as it would on a cluster, and the script still moves on. A step the
+    /// scenario expects to be refused ([`ScriptStep::Refused`]) moves the script on only when
+    /// the API server refuses it with that reason: otherwise the run cannot go on (`None`),
+    /// and no run of the model is the recording of a cluster that refused it.
+    fn scripted_step(&self, script: &Script, n: &mut State, action: &Action) -> Option<()> {
         let step = script.steps.get(n.script.step as usize);
         match (action, step) {
             (Action::ListPods, Some(ScriptStep::Pods { pods, .. })) => {
@@ -42,15 +45,40 @@ impl RsModel {
                     n.script.acted_on(pod);
                 }
             }
+            (_, Some(ScriptStep::Refused { reason, .. })) => {
+                if self.environment(n, action) != Err(Unchanged::Refused(*reason)) {
+                    return None;
+                }
+                n.script.advance();
+            }
             _ => {
                 let _ = self.environment(n, action);
                 n.script.advance();
             }
         }
+        Some(())
     }
 
-    /// What an environment move does; `None` when the API server refuses it.
-    fn environment(&self, n: &mut State, action: &Action) -> Option<()> {
+    /// What the API server answers the move the script's current step expects to be refused,
+    /// in words (`accepts it`, `refuses it: NotFound`); `None` when the current step expects
+    /// no refusal or gets the one it expects. Says why a run stops at that step.
+    pub fn refusal_mismatch(&self, s: &State) -> Option<String> {
+        let script = self.script.as_ref()?;
+        let Some(ScriptStep::Refused { action, reason }) = script.steps.get(s.script.step as usize)
+        else {
+            return None;
+        };
+        let mut n = s.clone();
+        match self.environment(&mut n, action) {
+            Err(Unchanged::Refused(r)) if r == *reason => None,
+            Err(Unchanged::Refused(r)) => Some(format!("refuses it: {r}")),
+            Err(Unchanged::NothingToDo) => Some("has nothing to change".into()),
+            Ok(()) => Some("accepts it".into()),
+        }
+    }
+
+    /// What an environment move does; why it changed nothing when it did not.
+    fn environment(&self, n: &mut State, action: &Action) -> Result<(), Unchanged> {
         match action {
             Action::HoldEvents { kind } => n.script.held.set(*kind, true),
             Action::ReleaseEvents { kind } => {
@@ -67,33 +95,35 @@ impl RsModel {
                 } else {
                     Request::CreateReplicaSet(ReplicaSet::clone(replicaset))
                 };
-                n.api.apply(&request).ok()?;
+                n.api.apply(&request)?;
             }
             Action::ApplyPod { pod } => match n.api.pods.get(&pod.meta.name) {
                 // A pod's spec is immutable: re-applying its manifest can change its labels.
                 Some(live) if live.meta.labels != pod.meta.labels => {
-                    n.api
-                        .apply(&Request::SetPodLabels {
-                            name: pod.meta.name.clone(),
-                            labels: pod.meta.labels.clone(),
-                        })
-                        .ok()?;
+                    n.api.apply(&Request::SetPodLabels {
+                        name: pod.meta.name.clone(),
+                        labels: pod.meta.labels.clone(),
+                    })?;
                 }
-                Some(_) => return None,
+                Some(_) => return Err(Unchanged::NothingToDo),
                 None => {
-                    n.api.apply(&Request::CreatePod(Pod::clone(pod))).ok()?;
+                    n.api.apply(&Request::CreatePod(Pod::clone(pod)))?;
                 }
             },
             Action::ScaleReplicaSet { name, replicas } => {
-                n.api
-                    .apply(&Request::ScaleReplicaSet {
-                        name: name.clone(),
-                        replicas: *replicas,
-                    })
-                    .ok()?;
+                n.api.apply(&Request::ScaleReplicaSet {
+                    name: name.clone(),
+                    replicas: *replicas,
+                })?;
             }
             Action::DeleteReplicaSet { name, propagation } => {
-                let uid = n.api.replicasets.get(name)?.meta.uid;
+                let uid = n
+                    .api
+                    .replicasets
+                    .get(name)
+                    .ok_or(Unchanged::NOT_FOUND)?
+                    .meta
+                    .uid;
                 if *propagation == Propagation::Orphan {
                     let dependents: Vec<_> = n
                         .api
@@ -104,48 +134,49 @@ impl RsModel {
                         .collect();
                     n.ghost.orphan_promises.extend(dependents);
                 }
-                n.api
-                    .apply(&Request::DeleteReplicaSet {
-                        name: name.clone(),
-                        options: DeleteOptions {
-                            propagation: Some(*propagation),
-                            ..DeleteOptions::default()
-                        },
-                    })
-                    .ok()?;
+                n.api.apply(&Request::DeleteReplicaSet {
+                    name: name.clone(),
+                    options: DeleteOptions {
+                        propagation: Some(*propagation),
+                        ..DeleteOptions::default()
+                    },
+                })?;
             }
             Action::LabelPod { name, set, remove } => {
-                let mut labels = n.api.pods.get(name)?.meta.labels.clone();
+                let mut labels = n
+                    .api
+                    .pods
+                    .get(name)
+                    .ok_or(Unchanged::NOT_FOUND)?
+                    .meta
+                    .labels
+                    .clone();
                 labels.retain(|k, _| !remove.contains(k));
                 labels.extend(set.clone());
-                n.api
-                    .apply(&Request::SetPodLabels {
-                        name: name.clone(),
-                        labels,
-                    })
-                    .ok()?;
+                n.api.apply(&Request::SetPodLabels {
+                    name: name.clone(),
+                    labels,
+                })?;
             }
             Action::DeletePod { name } => {
                 let delete = Request::DeletePod {
                     name: name.clone(),
                     options: DeleteOptions::default(),
                 };
-                self.send(n, &delete).ok()?;
+                self.send(n, &delete)?;
             }
             Action::SchedulePod { name, node } => {
-                n.api
-                    .apply(&Request::BindPod {
-                        name: name.clone(),
-                        node: node.clone(),
-                    })
-                    .ok()?;
+                n.api.apply(&Request::BindPod {
+                    name: name.clone(),
+                    node: node.clone(),
+                })?;
             }
             Action::PodReady { name } => kubelet_status(n, name, PodPhase::Running, true)?,
             Action::PodUnready { name } => kubelet_status(n, name, PodPhase::Running, false)?,
             Action::PodFailed { name } => kubelet_status(n, name, PodPhase::Failed, false)?,
             Action::FinishPodDeletion { name } => {
                 let finish = Request::FinishPodDeletion { name: name.clone() };
-                self.send(n, &finish).ok()?;
+                self.send(n, &finish)?;
             }
             Action::Tick => n.api.tick(),
             Action::CrashController { controller } => {
@@ -162,10 +193,10 @@ impl RsModel {
                 n.controllers[0] = ControllerState::new(workers, false);
             }
             // Only a script makes these, and the script handles them itself.
-            Action::ListPods | Action::Settle => return None,
+            Action::ListPods | Action::Settle => return Err(Unchanged::NothingToDo),
             _ => unreachable!("{action} is a system move"),
         }
-        Some(())
+        Ok(())
     }
 
     /// What a system move does; `None` when it cannot happen.
@@ -454,15 +485,41 @@ impl RsModel {
     }
 }
 
-fn kubelet_status(n: &mut State, name: &str, phase: PodPhase, ready: bool) -> Option<()> {
+fn kubelet_status(
+    n: &mut State,
+    name: &str,
+    phase: PodPhase,
+    ready: bool,
+) -> Result<(), Unchanged> {
     n.api
         .apply(&Request::SetPodStatus {
             name: name.to_string(),
             phase,
             ready,
         })
-        .ok()
         .map(|_| ())
+        .map_err(Unchanged::from)
+}
+
+/// Why an environment move changed nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unchanged {
+    /// The API server refused the request.
+    Refused(Reason),
+    /// There was nothing to write (re-applying an unchanged pod), or the move is the
+    /// script's own bookkeeping.
+    NothingToDo,
+}
+
+impl Unchanged {
+    /// The object the move names is gone: what the API server answers a write to it.
+    const NOT_FOUND: Unchanged = Unchanged::Refused(Reason::NotFound);
+}
+
+impl From<ApiError> for Unchanged {
+    fn from(e: ApiError) -> Self {
+        Unchanged::Refused(e.reason)
+    }
 }
 
 /// [upstream] Record a successful write `req` (revision `rv`) of the sync of `key` in the
