@@ -6,7 +6,8 @@ use std::path::Path;
 fuzz_target!(|text: &str| {
     if let Ok(docs) = rsmc_oracle::yaml::load_str(Path::new("m.yaml"), text) {
         for doc in docs.iter().filter(|d| !d.value().is_null()) {
-            let _ = rsmc_oracle::manifest::from_document(doc);
+            let _ =
+                rsmc_oracle::manifest::from_document(doc, rsmc_oracle::manifest::Validation::Api);
         }
     }
 });
