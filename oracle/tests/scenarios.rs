@@ -54,6 +54,7 @@ fn every_seed_scenario_loads_and_compiles() {
             "delete-orphan",
             "frontend",
             "isolate-by-relabelling",
+            "refused-requests",
             "scale",
         ]
     );
@@ -492,7 +493,7 @@ fn more_mistakes_are_named() {
         ),
         (
             "name: s\nsteps:\n  - scale:\n    replicaset: frontend\n",
-            ":3:5: steps[0]: a step has exactly one kind, this one has `replicaset`, `scale` (check the indentation of its arguments)",
+            ":3:5: steps[0]: a step has exactly one kind (and may say `refused: REASON`), this one has `replicaset`, `scale` (check the indentation of its arguments)",
         ),
         (
             "name: s\nbounds: {maxLag: 0}\nsteps: [settle]\n",

@@ -64,7 +64,8 @@ const MAX_WORKERS: usize = 5;
 
 /// The script of `scenario`, and a configuration for it: the `small` preset with
 ///
-/// - `controller.workers`: the number of distinct ReplicaSet names the scenario applies,
+/// - `controller.workers`: the number of distinct ReplicaSet names the scenario applies (not
+///   counting applies expected to be refused),
 ///   clamped to 1..=5. The work queue never hands one key to two workers at once, so more
 ///   workers than keys add no behaviour; kube-controller-manager runs 5.
 /// - `informer.maxLag` and the script's `createFailures` from the scenario's bounds.
@@ -109,7 +110,8 @@ impl Scenario {
             .steps
             .iter()
             .filter_map(|s| match &s.kind {
-                StepKind::Apply(apply) => Some(apply),
+                // A refused apply creates nothing.
+                StepKind::Apply(apply) if s.refused.is_none() => Some(apply),
                 _ => None,
             })
             .flat_map(|apply| &apply.manifests)
