@@ -41,10 +41,7 @@ pub fn check(subject: &Subject, settles: &[usize], observed: &Observed) -> Resul
                 continue;
             }
             let problem = match (subject.steps.get(step), writes_in.get(&step)) {
-                (None, _) => format!(
-                    "step {step} does not exist: the scenario has {} steps, numbered from 0",
-                    subject.steps.len()
-                ),
+                (None, _) => missing(subject, step),
                 (Some(command), Some(&other)) => format!(
                     "step {step} (`{command}`) writes in segment {other} (before settle point {}), not in this one",
                     other + 1
@@ -63,11 +60,7 @@ pub fn check(subject: &Subject, settles: &[usize], observed: &Observed) -> Resul
                 continue;
             }
             let problem = match subject.steps.get(r.step) {
-                None => format!(
-                    "step {} does not exist: the scenario has {} steps, numbered from 0",
-                    r.step,
-                    subject.steps.len()
-                ),
+                None => missing(subject, r.step),
                 Some(command) => format!(
                     "step {} (`{command}`) sends no request in this segment, so none of its requests can be refused here",
                     r.step
@@ -80,6 +73,14 @@ pub fn check(subject: &Subject, settles: &[usize], observed: &Observed) -> Resul
         }
     }
     Ok(())
+}
+
+/// Why `step` names no step of the scenario.
+fn missing(subject: &Subject, step: usize) -> String {
+    format!(
+        "step {step} does not exist: the scenario has {} steps, numbered from 0",
+        subject.steps.len()
+    )
 }
 
 /// Each scenario step that writes, with the segment it writes in.
