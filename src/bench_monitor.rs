@@ -76,7 +76,9 @@ pub fn run(args: &BenchArgs) -> i32 {
             match rsmc_conformance::control_plane::LocalCluster::attach(&dir) {
                 Ok(c) => c.kubeconfig().to_path_buf(),
                 Err(e) => {
-                    eprintln!("error: {e} (start one with `rsmc cluster up`, or give --kubeconfig)");
+                    eprintln!(
+                        "error: {e} (start one with `rsmc cluster up`, or give --kubeconfig)"
+                    );
                     return exit::BAD_INPUT;
                 }
             }
@@ -185,7 +187,9 @@ async fn bench(args: &BenchArgs, kubeconfig: &std::path::Path) -> Result<Measure
         .await
         .map_err(|e| format!("cannot create namespace {namespace}: {e}"))?;
     let result = measure(args, kubeconfig, &client, &namespace, release).await;
-    let _ = namespaces.delete(&namespace, &DeleteParams::default()).await;
+    let _ = namespaces
+        .delete(&namespace, &DeleteParams::default())
+        .await;
     result
 }
 
@@ -363,7 +367,11 @@ async fn churn(args: &BenchArgs, client: &Client, namespace: &str) -> Result<Chu
                 .list_metadata(&ListParams::default().labels("app!=bench-bare"))
                 .await
             {
-                live = list.items.into_iter().filter_map(|p| p.metadata.name).collect();
+                live = list
+                    .items
+                    .into_iter()
+                    .filter_map(|p| p.metadata.name)
+                    .collect();
             }
             listed_at = Instant::now();
         }
@@ -371,48 +379,51 @@ async fn churn(args: &BenchArgs, client: &Client, namespace: &str) -> Result<Chu
         let (written, failed) = (written.clone(), failed.clone());
         let roll = dice.roll(100);
         let n = sent;
-        let write: std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<u64>, kube::Error>> + Send>> =
-            if roll < 30 && !live.is_empty() {
-                let victim = live.swap_remove(dice.roll(live.len()));
-                Box::pin(async move {
-                    let answer = pods.delete(&victim, &DeleteParams::default()).await?;
-                    Ok(answer.left().and_then(|p| rv_of(&p.metadata)))
-                })
-            } else if roll < 55 && !live.is_empty() {
-                let target = live[dice.roll(live.len())].clone();
-                Box::pin(async move {
-                    let patch = json!({"metadata": {"labels": {"bench-touch": n.to_string()}}});
-                    let p = pods
-                        .patch(&target, &PatchParams::default(), &Patch::Merge(&patch))
-                        .await?;
-                    Ok(rv_of(&p.metadata))
-                })
-            } else if roll < 70 || bare.is_empty() && roll < 85 {
-                let name = format!("bare-{n}");
-                bare.push_back(name.clone());
-                Box::pin(async move {
-                    let p = pods.create(&PostParams::default(), &bare_pod(&name)).await?;
-                    Ok(rv_of(&p.metadata))
-                })
-            } else if roll < 85 {
-                let name = bare.pop_front().unwrap_or_default();
-                Box::pin(async move {
-                    let answer = pods.delete(&name, &DeleteParams::default()).await?;
-                    Ok(answer.left().and_then(|p| rv_of(&p.metadata)))
-                })
-            } else {
-                let i = dice.roll(count);
-                let step = dice.roll(11) as i32 - 5;
-                replicas[i] = (replicas[i] + step).clamp(per - 10, per + 10).max(0);
-                let (name, to) = (names[i].clone(), replicas[i]);
-                Box::pin(async move {
-                    let patch = json!({"spec": {"replicas": to}});
-                    let rs = replicasets
-                        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                        .await?;
-                    Ok(rv_of(&rs.metadata))
-                })
-            };
+        let write: std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<Option<u64>, kube::Error>> + Send>,
+        > = if roll < 30 && !live.is_empty() {
+            let victim = live.swap_remove(dice.roll(live.len()));
+            Box::pin(async move {
+                let answer = pods.delete(&victim, &DeleteParams::default()).await?;
+                Ok(answer.left().and_then(|p| rv_of(&p.metadata)))
+            })
+        } else if roll < 55 && !live.is_empty() {
+            let target = live[dice.roll(live.len())].clone();
+            Box::pin(async move {
+                let patch = json!({"metadata": {"labels": {"bench-touch": n.to_string()}}});
+                let p = pods
+                    .patch(&target, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await?;
+                Ok(rv_of(&p.metadata))
+            })
+        } else if roll < 70 || bare.is_empty() && roll < 85 {
+            let name = format!("bare-{n}");
+            bare.push_back(name.clone());
+            Box::pin(async move {
+                let p = pods
+                    .create(&PostParams::default(), &bare_pod(&name))
+                    .await?;
+                Ok(rv_of(&p.metadata))
+            })
+        } else if roll < 85 {
+            let name = bare.pop_front().unwrap_or_default();
+            Box::pin(async move {
+                let answer = pods.delete(&name, &DeleteParams::default()).await?;
+                Ok(answer.left().and_then(|p| rv_of(&p.metadata)))
+            })
+        } else {
+            let i = dice.roll(count);
+            let step = dice.roll(11) as i32 - 5;
+            replicas[i] = (replicas[i] + step).clamp(per - 10, per + 10).max(0);
+            let (name, to) = (names[i].clone(), replicas[i]);
+            Box::pin(async move {
+                let patch = json!({"spec": {"replicas": to}});
+                let rs = replicasets
+                    .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await?;
+                Ok(rv_of(&rs.metadata))
+            })
+        };
         tasks.spawn(async move {
             match write.await {
                 Ok(Some(rv)) => {

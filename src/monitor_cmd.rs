@@ -55,14 +55,18 @@ pub enum Output {
 fn non_negative_seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s.is_finite() && s >= 0.0 && s < 1e6 => Ok(s),
-        _ => Err(format!("expected a number of seconds, 0 or more, not {text:?}")),
+        _ => Err(format!(
+            "expected a number of seconds, 0 or more, not {text:?}"
+        )),
     }
 }
 
 fn positive_seconds(text: &str) -> Result<f64, String> {
     match non_negative_seconds(text) {
         Ok(s) if s > 0.0 => Ok(s),
-        _ => Err(format!("expected a number of seconds above 0, not {text:?}")),
+        _ => Err(format!(
+            "expected a number of seconds above 0, not {text:?}"
+        )),
     }
 }
 
@@ -83,9 +87,9 @@ async fn connect(args: &MonitorArgs) -> Result<(Client, String), String> {
         None if args.context.is_some() => kube::Config::from_kubeconfig(&options)
             .await
             .map_err(|e| format!("no usable kubeconfig: {e}"))?,
-        None => kube::Config::infer().await.map_err(|e| {
-            format!("no cluster: give --kubeconfig FILE or set KUBECONFIG ({e})")
-        })?,
+        None => kube::Config::infer()
+            .await
+            .map_err(|e| format!("no cluster: give --kubeconfig FILE or set KUBECONFIG ({e})"))?,
     };
     let namespace = config.default_namespace.clone();
     let client = Client::try_from(config).map_err(|e| e.to_string())?;
@@ -127,8 +131,8 @@ async fn monitor(args: &MonitorArgs) -> i32 {
         Some(Ok(sem)) => sem,
         _ => Profile::Upstream.semantics(),
     };
-    let namespace = (!args.all_namespaces)
-        .then(|| args.namespace.clone().unwrap_or(default_namespace));
+    let namespace =
+        (!args.all_namespaces).then(|| args.namespace.clone().unwrap_or(default_namespace));
     let with_events = match monitor::check_access(&client, namespace.as_deref()).await {
         Ok(events) => events,
         Err(e) => {
@@ -178,12 +182,23 @@ async fn monitor(args: &MonitorArgs) -> i32 {
         Output::Text => eprintln!("{}", s.text()),
         Output::Json => eprintln!("{}", serde_json::json!({ "status": s })),
     };
-    let outcome = monitor::run(client, options, with_events, on_report, on_status, stopped()).await;
+    let outcome = monitor::run(
+        client,
+        options,
+        with_events,
+        on_report,
+        on_status,
+        stopped(),
+    )
+    .await;
     eprintln!(
         "rsmc monitor: stopped; {} alarms{}",
         outcome.alarms,
         if outcome.unreadable > 0 {
-            format!(", {} objects the model cannot read were skipped", outcome.unreadable)
+            format!(
+                ", {} objects the model cannot read were skipped",
+                outcome.unreadable
+            )
         } else {
             String::new()
         }

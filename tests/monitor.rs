@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{conform, rsmc, suite_dir, Cluster, RSMC};
+use common::{conform, conform_reference, rsmc, suite_dir, Cluster, RSMC};
 use rsmc_spec::model::properties::{
     ADOPTION_RULES, DELETE_ONLY_CONTROLLED, NO_OVER_CREATION, SCALE_DOWN_RANKED,
 };
@@ -126,21 +126,12 @@ fn every_injected_fault_is_named_within_seconds() {
     let mut missed = Vec::new();
     for (fault, gates, scenario, property) in FAULTS {
         let before = monitor.alarms().len();
-        let command = format!("{RSMC} controller --fault {fault} --feature-gates '{gates}'");
         let file = suite_dir().join(scenario);
-        let (_, _, output) = conform(
+        let (_, _, output) = conform_reference(
             &cluster,
-            &[
-                "--feature-gates",
-                gates,
-                "--controller",
-                "external",
-                "--controller-cmd",
-                &command,
-                "--fix",
-                "delete-precondition",
-                file.to_str().unwrap(),
-            ],
+            &format!("--fault {fault}"),
+            gates,
+            &[file.to_str().unwrap()],
             &report,
         );
         std::thread::sleep(Duration::from_secs(2));
@@ -221,7 +212,9 @@ fn silent_on_the_builtin_controller_and_a_restart_is_a_gap_not_an_alarm() {
     std::thread::sleep(Duration::from_secs(3));
     let local = rsmc_conformance::control_plane::LocalCluster::attach(&cluster.state).unwrap();
     let restarted = Instant::now();
-    local.restart("kube-apiserver").expect("kube-apiserver restarts");
+    local
+        .restart("kube-apiserver")
+        .expect("kube-apiserver restarts");
     // Changes right after the restart, while the monitor's watches are still backing off.
     cluster.kubectl(&["scale", "rs/web", "--replicas=1"]);
     cluster.kubectl(&["label", "pods", "-l", "app=web", "touched=yes"]);
@@ -231,7 +224,9 @@ fn silent_on_the_builtin_controller_and_a_restart_is_a_gap_not_an_alarm() {
             .into_iter()
             .filter_map(|r| r.get("gap").cloned())
             .collect();
-        if gaps.iter().any(|g| g["watch"] == "pods") && gaps.iter().any(|g| g["watch"] == "replicasets") {
+        if gaps.iter().any(|g| g["watch"] == "pods")
+            && gaps.iter().any(|g| g["watch"] == "replicasets")
+        {
             break gaps;
         }
         assert!(
@@ -251,7 +246,11 @@ fn silent_on_the_builtin_controller_and_a_restart_is_a_gap_not_an_alarm() {
             .count(),
         1
     );
-    assert_eq!(monitor.alarms(), Vec::<Value>::new(), "alarms after the restart");
+    assert_eq!(
+        monitor.alarms(),
+        Vec::<Value>::new(),
+        "alarms after the restart"
+    );
     assert_eq!(monitor.stop(), Some(0), "no alarm: exit 0");
     let _ = std::fs::remove_file(&manifest);
     cluster.down_and_check();
@@ -261,7 +260,10 @@ fn silent_on_the_builtin_controller_and_a_restart_is_a_gap_not_an_alarm() {
 #[test]
 fn bad_input_is_exit_2() {
     let nowhere = Path::new("/nonexistent");
-    let o = rsmc(&["monitor", "--kubeconfig", "/nonexistent/kubeconfig"], nowhere);
+    let o = rsmc(
+        &["monitor", "--kubeconfig", "/nonexistent/kubeconfig"],
+        nowhere,
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/kubeconfig"));
     let o = rsmc(

@@ -116,7 +116,10 @@ mod tests {
         }))
         .unwrap();
         let claim = delete_claim(&event).unwrap();
-        assert_eq!((claim.pod.as_str(), claim.replicaset_uid.as_str()), ("web-abcde", "u-1"));
+        assert_eq!(
+            (claim.pod.as_str(), claim.replicaset_uid.as_str()),
+            ("web-abcde", "u-1")
+        );
         let mut other = event;
         other.reason = Some("SuccessfulCreate".into());
         assert_eq!(delete_claim(&other), None);

@@ -150,7 +150,7 @@ pub async fn run(
     }
     let mut inputs = futures::stream::select_all(streams);
     let mut monitor = Monitor::new(options.settings, Instant::now());
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut tick = tokio::time::interval(view::TICK);
     let status_every = options.status_every.unwrap_or(Duration::from_secs(3600));
     let mut status = tokio::time::interval(status_every);
     status.tick().await;

@@ -11,7 +11,7 @@
 
 use super::attribution::{self, DeleteClaim};
 use super::report::{rfc3339, Alarm, Gap, Report, Status};
-use super::sequence::{Sequencer, Stream};
+use super::sequence::{self, Sequencer, Stream};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
@@ -28,6 +28,9 @@ use rsmc_spec::profile::Semantics;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
+
+/// How often [`Monitor::tick`] is called.
+pub const TICK: Duration = Duration::from_millis(100);
 
 /// Evidence lines kept per object: its last few events.
 pub const EVIDENCE: usize = 4;
@@ -56,8 +59,14 @@ pub struct Settings {
 /// One change a watch delivered.
 #[derive(Clone, Debug)]
 pub enum Change {
-    Pod { deleted: bool, pod: Box<core::Pod> },
-    ReplicaSet { deleted: bool, rs: Box<apps::ReplicaSet> },
+    Pod {
+        deleted: bool,
+        pod: Box<core::Pod>,
+    },
+    ReplicaSet {
+        deleted: bool,
+        rs: Box<apps::ReplicaSet>,
+    },
 }
 
 /// The three watches.
@@ -437,7 +446,14 @@ impl Monitor {
                 space.note(&key, retype(&text, kind));
                 let found = judge_pod(space, &settings, pod, old.as_deref(), &model, deleted, now);
                 for (property, detail, written_at) in found {
-                    out.push(alarm(property, &namespace, &key, detail, space.evidence_of(&key), written_at));
+                    out.push(alarm(
+                        property,
+                        &namespace,
+                        &key,
+                        detail,
+                        space.evidence_of(&key),
+                        written_at,
+                    ));
                 }
                 if deleted {
                     space.cluster.pods.remove(&model.meta.name);
@@ -503,6 +519,12 @@ impl Monitor {
         let mut out = Vec::new();
         let mut unmatched = VecDeque::new();
         while let Some(claim) = space.claims.pop_front() {
+            // The deletion a claim names may still be held for ordering (the claim is sent
+            // after the delete returns, but its watch is not held): wait until it is out.
+            if now.duration_since(claim.at) < sequence::HOLD + TICK {
+                unmatched.push_back(claim);
+                continue;
+            }
             let found = space
                 .deletions
                 .iter()
@@ -536,7 +558,14 @@ impl Monitor {
                 "EVENT rs/{} SuccessfulDelete \"Deleted pod: {}\"",
                 claim.claim.replicaset, claim.claim.pod
             ));
-            out.push(alarm(property, namespace, &format!("pod/{}", d.pod), detail, evidence, d.written_at));
+            out.push(alarm(
+                property,
+                namespace,
+                &format!("pod/{}", d.pod),
+                detail,
+                evidence,
+                d.written_at,
+            ));
         }
         space.claims = unmatched;
         self.alarms += out.len() as u64;
@@ -548,7 +577,17 @@ impl Monitor {
     pub fn tick(&mut self, now: Instant) -> Vec<Report> {
         let mut out = self.release(now);
         let quiet = self.settings.quiet_window;
-        let all_listed = self.listed[Watch::Pods as usize] && self.listed[Watch::ReplicaSets as usize];
+        let all_listed =
+            self.listed[Watch::Pods as usize] && self.listed[Watch::ReplicaSets as usize];
+        let claimed: Vec<String> = self
+            .spaces
+            .iter()
+            .filter(|(_, s)| !s.claims.is_empty())
+            .map(|(n, _)| n.clone())
+            .collect();
+        for namespace in claimed {
+            out.extend(self.resolve(&namespace, now));
+        }
         for (namespace, space) in self.spaces.iter_mut() {
             space
                 .deletions
@@ -567,11 +606,22 @@ impl Monitor {
             let quiet_now = space
                 .last_change
                 .is_some_and(|t| now.duration_since(t) >= quiet);
-            if all_listed && quiet_now && !space.status_judged && self.broken[..2].iter().all(Option::is_none) {
+            if all_listed
+                && quiet_now
+                && !space.status_judged
+                && self.broken[..2].iter().all(Option::is_none)
+            {
                 space.status_judged = true;
                 for (rs, detail) in statuses_off(&space.cluster) {
                     let key = format!("rs/{rs}");
-                    out.push(alarm(STATUS_CONSISTENT, namespace, &key, detail, space.evidence_of(&key), None));
+                    out.push(alarm(
+                        STATUS_CONSISTENT,
+                        namespace,
+                        &key,
+                        detail,
+                        space.evidence_of(&key),
+                        None,
+                    ));
                 }
             }
         }
@@ -625,7 +675,11 @@ impl Monitor {
                 .map(|d| d.as_millis())
                 .unwrap_or(0),
             pods: self.spaces.values().map(|s| s.cluster.pods.len()).sum(),
-            replicasets: self.spaces.values().map(|s| s.cluster.replicasets.len()).sum(),
+            replicasets: self
+                .spaces
+                .values()
+                .map(|s| s.cluster.replicasets.len())
+                .sum(),
             namespaces: self.spaces.len(),
             events: self.events,
             events_per_second: rate,
@@ -684,42 +738,59 @@ fn own_refs_only(m: &meta::ObjectMeta) -> Refs {
 
 /// Replace one kind of object in `space` by `listed`; the number that differ.
 fn replace_kind(space: &mut Space, stream: Stream, listed: Vec<Object>, now: Instant) -> usize {
-    let mut changed = 0;
-    match stream {
+    let changed = match stream {
         Stream::Pods => {
-            let mut fresh: View<Pod> = View::new();
-            for o in listed {
-                if let Object::Pod(p) = o {
-                    fresh.insert(p.meta.name.clone(), p);
-                }
-            }
-            changed += differ(&space.cluster.pods, &fresh);
-            for gone in space.cluster.pods.keys().filter(|k| !fresh.contains_key(*k)) {
-                space.evidence.remove(&format!("pod/{gone}"));
-            }
-            space.cluster.pods = fresh;
+            let fresh = listed.into_iter().filter_map(|o| match o {
+                Object::Pod(p) => Some((p.meta.name.clone(), p)),
+                Object::ReplicaSet(_) => None,
+            });
+            swap_in(
+                &mut space.cluster.pods,
+                fresh.collect(),
+                &mut space.evidence,
+                "pod",
+            )
         }
         Stream::ReplicaSets => {
-            let mut fresh: View<ReplicaSet> = View::new();
-            for o in listed {
-                if let Object::ReplicaSet(r) = o {
-                    if r.meta.has_finalizer(Finalizer::Orphan) {
-                        space.orphaning.insert(r.meta.uid);
-                    }
-                    fresh.insert(r.meta.name.clone(), r);
-                }
-            }
-            changed += differ(&space.cluster.replicasets, &fresh);
-            for gone in space.cluster.replicasets.keys().filter(|k| !fresh.contains_key(*k)) {
-                space.evidence.remove(&format!("rs/{gone}"));
-            }
-            space.cluster.replicasets = fresh;
+            let fresh: View<ReplicaSet> = listed
+                .into_iter()
+                .filter_map(|o| match o {
+                    Object::ReplicaSet(r) => Some((r.meta.name.clone(), r)),
+                    Object::Pod(_) => None,
+                })
+                .collect();
+            let orphaning = fresh
+                .values()
+                .filter(|r| r.meta.has_finalizer(Finalizer::Orphan));
+            space.orphaning.extend(orphaning.map(|r| r.meta.uid));
+            swap_in(
+                &mut space.cluster.replicasets,
+                fresh,
+                &mut space.evidence,
+                "rs",
+            )
         }
-    }
+    };
     if changed > 0 {
         space.last_change = Some(now);
         space.status_judged = false;
     }
+    changed
+}
+
+/// Put `fresh` in place of `view`, forgetting the evidence of the objects gone (keyed
+/// `KIND/NAME`); the number of objects that differ.
+fn swap_in<T: PartialEq>(
+    view: &mut View<T>,
+    fresh: View<T>,
+    evidence: &mut HashMap<String, VecDeque<String>>,
+    kind: &str,
+) -> usize {
+    let changed = differ(view, &fresh);
+    for gone in view.keys().filter(|k| !fresh.contains_key(*k)) {
+        evidence.remove(&format!("{kind}/{gone}"));
+    }
+    *view = fresh;
     changed
 }
 
@@ -776,7 +847,8 @@ fn judge_pod(
         None if !deleted => {
             // A creation (or a pod of the same name with a new UID).
             if let Some(r) = new.meta.controller_ref() {
-                if let (Some(manager), Some(rs)) = (by_controller(r), broken::owner(cluster, r.uid)) {
+                if let (Some(manager), Some(rs)) = (by_controller(r), broken::owner(cluster, r.uid))
+                {
                     let bound = space.replicas_bound(rs, now);
                     if broken::over_creates(cluster, new, rs.meta.uid, bound) {
                         let n = broken::controlled(cluster, rs.meta.uid).len() + 1;
@@ -798,7 +870,8 @@ fn judge_pod(
             out.extend(deletion(space, settings, old, meta, now));
         }
         Some(old) if !deleted => {
-            let changed = old.meta.controller_ref().map(|r| r.uid) != new.meta.controller_ref().map(|r| r.uid);
+            let changed = old.meta.controller_ref().map(|r| r.uid)
+                != new.meta.controller_ref().map(|r| r.uid);
             if let Some(r) = new.meta.controller_ref().filter(|_| changed) {
                 if let Some(manager) = by_controller(r) {
                     if let Some(p) = broken::adopted(cluster, old, new) {
@@ -831,7 +904,13 @@ fn deletion(
     meta: &meta::ObjectMeta,
     now: Instant,
 ) -> Option<(&'static str, String, Option<String>)> {
-    let written_at = stamp(meta.deletion_timestamp.as_ref());
+    // A graceful deletion is stamped with its deadline: the request was the grace before.
+    let grace = meta.deletion_grace_period_seconds.unwrap_or(0);
+    let written_at = meta.deletion_timestamp.as_ref().map(|t| {
+        let asked =
+            t.0.checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(grace));
+        asked.unwrap_or(t.0).to_string()
+    });
     if broken::orphans_dependent(old, &space.orphaning) {
         return Some((
             ORPHAN_KEEPS_DEPENDENTS,
@@ -863,19 +942,25 @@ fn deletion(
 /// The live ReplicaSets of a quiet namespace whose status disagrees with their pods.
 fn statuses_off(cluster: &Snapshot) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for rs in cluster.replicasets.values().filter(|r| !r.meta.is_deleting()) {
+    for rs in cluster
+        .replicasets
+        .values()
+        .filter(|r| !r.meta.is_deleting())
+    {
         let one: View<ReplicaSet> = [(rs.meta.name.clone(), rs.clone())].into_iter().collect();
         let s = &rs.status;
         let found = [Condition::StatusCountsPods, Condition::GenerationObserved]
             .into_iter()
             .find_map(|c| c.broken(&one, &cluster.pods))
             .or_else(|| {
-                (s.ready_replicas > s.replicas || s.available_replicas > s.ready_replicas).then(|| {
-                    format!(
-                        "rs/{} status says replicas {}, ready {}, available {}",
-                        rs.meta.name, s.replicas, s.ready_replicas, s.available_replicas
-                    )
-                })
+                (s.ready_replicas > s.replicas || s.available_replicas > s.ready_replicas).then(
+                    || {
+                        format!(
+                            "rs/{} status says replicas {}, ready {}, available {}",
+                            rs.meta.name, s.replicas, s.ready_replicas, s.available_replicas
+                        )
+                    },
+                )
             });
         if let Some(detail) = found {
             out.push((rs.meta.name.clone(), format!("once quiet, {detail}")));
@@ -971,11 +1056,12 @@ fn push_common(out: &mut String, m: &meta::ObjectMeta) {
     if let Some(f) = m.finalizers.as_ref().filter(|f| !f.is_empty()) {
         out.push_str(&format!(" finalizers={}", f.join(",")));
     }
-    let last = m
-        .managed_fields
-        .iter()
-        .flatten()
-        .max_by(|a, b| a.time.as_ref().map(|t| t.0).cmp(&b.time.as_ref().map(|t| t.0)));
+    let last = m.managed_fields.iter().flatten().max_by(|a, b| {
+        a.time
+            .as_ref()
+            .map(|t| t.0)
+            .cmp(&b.time.as_ref().map(|t| t.0))
+    });
     if let Some(manager) = last.and_then(|e| e.manager.as_deref()) {
         out.push_str(&format!(" by={manager}"));
     }
