@@ -381,7 +381,7 @@ impl Monitor {
                     Refs::Kept => abstract_pod(pod, &mut self.uids),
                     Refs::Stripped(m) => {
                         let mut copy = (**pod).clone();
-                        copy.metadata = m;
+                        copy.metadata = *m;
                         abstract_pod(&copy, &mut self.uids)
                     }
                 };
@@ -717,7 +717,7 @@ enum Refs {
     /// All to ReplicaSets.
     Kept,
     /// Some to other kinds, none of them the controller: the ReplicaSets' alone.
-    Stripped(meta::ObjectMeta),
+    Stripped(Box<meta::ObjectMeta>),
     /// Controlled by something other than a ReplicaSet: not the ReplicaSet controller's.
     Foreign,
 }
@@ -733,7 +733,7 @@ fn own_refs_only(m: &meta::ObjectMeta) -> Refs {
     }
     let mut out = m.clone();
     out.owner_references = Some(refs.iter().filter(ours).cloned().collect());
-    Refs::Stripped(out)
+    Refs::Stripped(Box::new(out))
 }
 
 /// Replace one kind of object in `space` by `listed`; the number that differ.
@@ -837,11 +837,7 @@ fn judge_pod(
             .flatten()
             .find(|o| o.controller == Some(true) && o.name == r.name)?;
         let manager = attribution::writer_of_owner_ref(meta, &real.uid)?;
-        settings
-            .controllers
-            .iter()
-            .any(|c| *c == manager)
-            .then_some(manager)
+        settings.controllers.contains(&manager).then_some(manager)
     };
     match old {
         None if !deleted => {
