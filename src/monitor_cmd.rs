@@ -54,7 +54,7 @@ pub enum Output {
 
 fn non_negative_seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
-        Ok(s) if s.is_finite() && s >= 0.0 && s < 1e6 => Ok(s),
+        Ok(s) if (0.0..1e6).contains(&s) => Ok(s),
         _ => Err(format!(
             "expected a number of seconds, 0 or more, not {text:?}"
         )),
