@@ -138,6 +138,9 @@ pub fn run(args: &BenchArgs) -> i32 {
     if args.oracle {
         return crate::bench_oracle::run(args);
     }
+    if args.monitor {
+        return crate::bench_monitor::run(args);
+    }
     let exe = match crate::output::own_executable() {
         Ok(e) => e,
         Err(code) => return code,

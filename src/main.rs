@@ -1,6 +1,7 @@
 //! `rsmc`: model checking and conformance testing of the Kubernetes ReplicaSet controller.
 
 mod bench;
+mod bench_monitor;
 mod bench_oracle;
 mod bugs;
 mod check;
@@ -10,6 +11,7 @@ mod controller_cmd;
 mod exit;
 mod explore;
 mod import_cmd;
+mod monitor_cmd;
 mod oracle;
 mod output;
 mod replay;
@@ -67,6 +69,9 @@ enum Command {
     Import(import_cmd::ImportArgs),
     /// Run the reference ReplicaSet controller: the spec's decisions against a real cluster.
     Controller(controller_cmd::ControllerArgs),
+    /// Watch a running cluster and report every write that breaks a safety property: exit 0
+    /// no alarm, 1 alarms, 2 bad input or an unreachable cluster.
+    Monitor(monitor_cmd::MonitorArgs),
     /// The local cluster's event gate (started by `rsmc cluster up`, not by hand).
     #[command(hide = true)]
     EventGate(EventGateArgs),
@@ -406,6 +411,23 @@ pub struct BenchArgs {
     /// With `--oracle`: each case's state limit (`rsmc oracle --state-limit`).
     #[arg(long, value_name = "N", requires = "oracle")]
     pub state_limit: Option<u64>,
+    /// Measure `rsmc monitor` instead: a namespace of `--pods` pods churned at `--rate`
+    /// user writes per second for `--seconds`, on the local cluster (`rsmc cluster up`) or
+    /// `--kubeconfig`; events judged per second, lag, peak memory, alarms (must be 0).
+    #[arg(long, conflicts_with_all = ["configs", "profiles", "catalogue", "liveness", "compare_reduction", "oracle"])]
+    pub monitor: bool,
+    /// With `--monitor`: the cluster (default: the local cluster of `rsmc cluster up`).
+    #[arg(long, requires = "monitor")]
+    pub kubeconfig: Option<PathBuf>,
+    /// With `--monitor`: pods kept by the load's ReplicaSets (50 each).
+    #[arg(long, default_value_t = 500, requires = "monitor", value_parser = clap::value_parser!(u64).range(1..=5000))]
+    pub pods: u64,
+    /// With `--monitor`: the load's writes per second.
+    #[arg(long, default_value_t = 25.0, requires = "monitor")]
+    pub rate: f64,
+    /// With `--monitor`: seconds of churn.
+    #[arg(long, default_value_t = 60, requires = "monitor")]
+    pub seconds: u64,
     /// Print the measurements as JSON.
     #[arg(long)]
     pub json: bool,
@@ -457,6 +479,7 @@ fn main() {
         Command::EventGate(args) => event_gate(&args),
         Command::Controller(args) => controller_cmd::run(&args),
         Command::Import(args) => import_cmd::run(&args),
+        Command::Monitor(args) => monitor_cmd::run(&args),
     };
     std::process::exit(code);
 }

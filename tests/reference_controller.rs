@@ -7,8 +7,7 @@
 mod common;
 
 use common::{
-    builtin_views, cluster_views, conform, conforms, nonconforming, open_choice, rsmc, suite_dir,
-    Cluster, RSMC,
+    builtin_views, cluster_views, conforms, nonconforming, open_choice, rsmc, suite_dir, Cluster,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -61,24 +60,9 @@ fn conform_reference(
     jobs: &str,
     report: &Path,
 ) -> (Vec<Value>, Option<i32>, String) {
-    let command = format!("{RSMC} controller {controller_args} --feature-gates '{gates}'");
-    conform(
-        cluster,
-        &[
-            "--feature-gates",
-            gates,
-            "--jobs",
-            jobs,
-            "--controller",
-            "external",
-            "--controller-cmd",
-            &command,
-            "--fix",
-            "delete-precondition",
-            suite_dir().to_str().unwrap(),
-        ],
-        report,
-    )
+    let suite = suite_dir();
+    let rest = ["--jobs", jobs, suite.to_str().unwrap()];
+    common::conform_reference(cluster, controller_args, gates, &rest, report)
 }
 
 /// Each catalogue entry's property, as `rsmc bugs --json` lists it.

@@ -19,6 +19,7 @@ pub mod controller;
 pub mod event_gate;
 pub mod kubectl;
 pub mod kubelet;
+pub mod monitor;
 pub mod precondition;
 pub mod recorder;
 pub mod run;

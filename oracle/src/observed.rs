@@ -296,9 +296,23 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
     })
 }
 
+/// Where the abstraction gets the model's small UID for a real one. A recording keeps every
+/// UID it met ([`UidTokens`]); a long-running reader (the live monitor) needs one that can
+/// forget the UIDs of objects that are gone, so the abstraction takes either.
+pub trait UidSource {
+    /// The token of `uid`, a new one for a UID not seen before.
+    fn token(&mut self, uid: &str) -> Uid;
+}
+
 /// Real UIDs (random strings) as small tokens, one per distinct UID, in order of appearance.
 #[derive(Default)]
 pub struct UidTokens(BTreeMap<String, Uid>);
+
+impl UidSource for UidTokens {
+    fn token(&mut self, uid: &str) -> Uid {
+        UidTokens::token(self, uid)
+    }
+}
 
 impl UidTokens {
     /// The token of `uid`, a new one for a UID not seen before.
@@ -352,7 +366,7 @@ fn resource_version(m: &meta::ObjectMeta) -> Result<u64, String> {
 
 /// The metadata the model has: name, generateName, UID (as a token), labels, generation,
 /// owner references to ReplicaSets, deletion state and the GC's finalizers.
-fn abstract_meta(m: &meta::ObjectMeta, uids: &mut UidTokens) -> Result<Meta, String> {
+fn abstract_meta(m: &meta::ObjectMeta, uids: &mut impl UidSource) -> Result<Meta, String> {
     let name = m.name.clone().ok_or("metadata.name: missing")?;
     let uid = m.uid.as_deref().ok_or("metadata.uid: missing")?;
     let mut out = Meta::named(&name, m.labels.clone().unwrap_or_default());
@@ -415,7 +429,7 @@ fn abstract_selector(s: &meta::LabelSelector) -> Result<LabelSelector, String> {
 /// condition), metadata.
 pub fn abstract_replicaset(
     rs: &apps::ReplicaSet,
-    uids: &mut UidTokens,
+    uids: &mut impl UidSource,
 ) -> Result<ReplicaSet, String> {
     let spec = rs.spec.clone().unwrap_or_default();
     let template = spec.template.clone().unwrap_or_default();
@@ -464,7 +478,7 @@ pub fn abstract_replicaset(
 }
 
 /// A pod as the model sees it: metadata, node, phase, readiness, restarts, deletion cost.
-pub fn abstract_pod(pod: &core::Pod, uids: &mut UidTokens) -> Result<Pod, String> {
+pub fn abstract_pod(pod: &core::Pod, uids: &mut impl UidSource) -> Result<Pod, String> {
     let meta = abstract_meta(&pod.metadata, uids)?;
     let mut out = Pod::new(&meta.name, meta.labels.clone());
     out.meta = meta;

@@ -193,6 +193,30 @@ pub fn conform(
     (runs.as_array().unwrap().clone(), o.status.code(), text(&o))
 }
 
+/// `rsmc conform` against the reference controller (`rsmc controller CONTROLLER_ARGS`),
+/// both with `gates` switched, judged with its proposed fix; `rest` are conform's further
+/// arguments (`--jobs`, the scenarios).
+pub fn conform_reference(
+    cluster: &Cluster,
+    controller_args: &str,
+    gates: &str,
+    rest: &[&str],
+    report: &Path,
+) -> (Vec<Value>, Option<i32>, String) {
+    let command = format!("{RSMC} controller {controller_args} --feature-gates '{gates}'");
+    let args = [
+        "--feature-gates",
+        gates,
+        "--controller",
+        "external",
+        "--controller-cmd",
+        &command,
+        "--fix",
+        "delete-precondition",
+    ];
+    conform(cluster, &[&args[..], rest].concat(), report)
+}
+
 /// Whether a run conforms (and ran to its end).
 pub fn conforms(run: &Value) -> bool {
     run["verdict"]["conforms"] == Value::Bool(true) && run["error"].is_null()

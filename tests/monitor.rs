@@ -1,0 +1,274 @@
+//! `rsmc monitor` on the local control plane of the newest release: it names each injected
+//! fault of the reference controller within seconds of the faulty write; it stays silent while
+//! the built-in controller runs scenarios of every kind of user action; and when the API
+//! server restarts it reports the gap and raises nothing from it.
+
+mod common;
+
+use common::{conform, conform_reference, rsmc, suite_dir, Cluster, RSMC};
+use rsmc_spec::model::properties::{
+    ADOPTION_RULES, DELETE_ONLY_CONTROLLED, NO_OVER_CREATION, SCALE_DOWN_RANKED,
+};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const RELEASE: &str = "1.37";
+
+/// A running `rsmc monitor --all-namespaces --output json`, its stdout lines collected.
+struct Monitor {
+    child: Child,
+    lines: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Monitor {
+    fn start(cluster: &Cluster) -> Monitor {
+        let mut child = Command::new(RSMC)
+            .args(["monitor", "--all-namespaces", "--output", "json"])
+            .args(["--quiet-window", "5", "--status-interval", "5"])
+            .arg("--kubeconfig")
+            .arg(cluster.kubeconfig())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("rsmc monitor starts");
+        let lines: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let out = child.stdout.take().unwrap();
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+                sink.lock().unwrap().push(v);
+            }
+        });
+        // Its first list takes a moment.
+        std::thread::sleep(Duration::from_secs(3));
+        Monitor { child, lines }
+    }
+
+    fn reports(&self) -> Vec<Value> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    fn alarms(&self) -> Vec<Value> {
+        self.reports()
+            .into_iter()
+            .filter_map(|r| r.get("alarm").cloned())
+            .collect()
+    }
+
+    /// Ctrl-C: it stops, with exit 1 after alarms and 0 without.
+    fn stop(mut self) -> Option<i32> {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        self.child.wait().unwrap().code()
+    }
+}
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Seconds from the write the API server stamped to the alarm (whole-second stamps: up to a
+/// second more than the truth).
+fn latency(alarm: &Value) -> Option<f64> {
+    let raised: k8s_openapi::jiff::Timestamp = alarm["raised_at"].as_str()?.parse().ok()?;
+    let written: k8s_openapi::jiff::Timestamp = alarm["written_at"].as_str()?.parse().ok()?;
+    Some(raised.duration_since(written).as_secs_f64())
+}
+
+/// Each fault of the reference controller, the scenario that provokes it, and the property
+/// the monitor must name (the catalogue entry's, as `tests/reference_controller.rs` finds it).
+const FAULTS: [(&str, &str, &str, &str); 5] = [
+    (
+        "no-expectations",
+        "StaleControllerConsistencyReplicaSet=false",
+        "forced/unseen-creations.yaml",
+        NO_OVER_CREATION,
+    ),
+    (
+        "no-adoption-recheck",
+        "",
+        "forced/adoption-under-a-stale-cache.yaml",
+        ADOPTION_RULES,
+    ),
+    (
+        "delete-without-precondition",
+        "",
+        "forced/pod-replaced-under-a-stale-cache.yaml",
+        DELETE_ONLY_CONTROLLED,
+    ),
+    ("ignore-ranking", "", "scale.yaml", SCALE_DOWN_RANKED),
+    (
+        "never-release",
+        "",
+        "isolate-by-relabelling.yaml",
+        NO_OVER_CREATION,
+    ),
+];
+
+#[test]
+fn every_injected_fault_is_named_within_seconds() {
+    let mut cluster = Cluster::up(
+        "monitor-faults",
+        &["--kubernetes", RELEASE, "--without-replicaset"],
+    );
+    let monitor = Monitor::start(&cluster);
+    let report = cluster.state.with_extension("report");
+    let mut rows = Vec::new();
+    let mut missed = Vec::new();
+    for (fault, gates, scenario, property) in FAULTS {
+        let before = monitor.alarms().len();
+        let file = suite_dir().join(scenario);
+        let (_, _, output) = conform_reference(
+            &cluster,
+            &format!("--fault {fault}"),
+            gates,
+            &[file.to_str().unwrap()],
+            &report,
+        );
+        std::thread::sleep(Duration::from_secs(2));
+        let alarms = monitor.alarms();
+        let named: Vec<&Value> = alarms[before..]
+            .iter()
+            .filter(|a| a["property"] == property)
+            .collect();
+        match named.first() {
+            Some(a) => {
+                let late = latency(a);
+                rows.push(format!(
+                    "{fault}: {} {} in {:.1} s",
+                    a["object"],
+                    property,
+                    late.unwrap_or(f64::NAN)
+                ));
+                if !late.is_some_and(|s| s <= 5.0) {
+                    missed.push(format!("{fault}: named {late:?} s after the write: {a}"));
+                }
+            }
+            None => missed.push(format!(
+                "{fault}: no alarm names {property:?}; alarms: {:?}\n{output}",
+                &alarms[before..]
+            )),
+        }
+    }
+    println!("{}", rows.join("\n"));
+    assert_eq!(monitor.stop(), Some(1), "alarms were raised: exit 1");
+    assert!(missed.is_empty(), "{}", missed.join("\n"));
+    cluster.down_and_check();
+    let _ = std::fs::remove_dir_all(&report);
+}
+
+/// Scenarios of every kind of user action: deletes of each propagation, adoption of bare
+/// pods before and after, relabelling, scaling, overlapping ReplicaSets, failed pods.
+const QUIET: [&str; 10] = [
+    "delete-background.yaml",
+    "delete-foreground.yaml",
+    "delete-orphan.yaml",
+    "bare-pods-before.yaml",
+    "bare-pods-after.yaml",
+    "isolate-by-relabelling.yaml",
+    "scale.yaml",
+    "upstream/test-overlapping-rss.yaml",
+    "upstream/test-pod-orphaning-and-adoption-when-labels-change.yaml",
+    "upstream/test-deleting-and-failed-pods.yaml",
+];
+
+#[test]
+fn silent_on_the_builtin_controller_and_a_restart_is_a_gap_not_an_alarm() {
+    let mut cluster = Cluster::up("monitor-quiet", &["--kubernetes", RELEASE]);
+    let monitor = Monitor::start(&cluster);
+    let report = cluster.state.with_extension("report");
+    let files: Vec<String> = QUIET
+        .iter()
+        .map(|s| suite_dir().join(s).to_str().unwrap().to_string())
+        .collect();
+    let args: Vec<&str> = ["--jobs", "4"]
+        .into_iter()
+        .chain(files.iter().map(String::as_str))
+        .collect();
+    let (runs, code, output) = conform(&cluster, &args, &report);
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(runs.len(), QUIET.len());
+    // The last namespace's teardown, and a quiet window after it.
+    std::thread::sleep(Duration::from_secs(8));
+    assert_eq!(monitor.alarms(), Vec::<Value>::new(), "false alarms");
+
+    // A ReplicaSet to change while the API server is away.
+    let manifest = cluster.state.with_extension("web.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 3\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.9}]}\n",
+    )
+    .unwrap();
+    cluster.kubectl(&["apply", "-f", manifest.to_str().unwrap()]);
+    std::thread::sleep(Duration::from_secs(3));
+    let local = rsmc_conformance::control_plane::LocalCluster::attach(&cluster.state).unwrap();
+    let restarted = Instant::now();
+    local
+        .restart("kube-apiserver")
+        .expect("kube-apiserver restarts");
+    // Changes right after the restart, while the monitor's watches are still backing off.
+    cluster.kubectl(&["scale", "rs/web", "--replicas=1"]);
+    cluster.kubectl(&["label", "pods", "-l", "app=web", "touched=yes"]);
+    let gap = loop {
+        let gaps: Vec<Value> = monitor
+            .reports()
+            .into_iter()
+            .filter_map(|r| r.get("gap").cloned())
+            .collect();
+        if gaps.iter().any(|g| g["watch"] == "pods")
+            && gaps.iter().any(|g| g["watch"] == "replicasets")
+        {
+            break gaps;
+        }
+        assert!(
+            restarted.elapsed() < Duration::from_secs(90),
+            "no gap reported for both watches: {:?}",
+            monitor.reports()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    println!("gaps: {gap:?}");
+    // The controller's scale-down after the restart, and a quiet window.
+    std::thread::sleep(Duration::from_secs(10));
+    assert_eq!(
+        cluster
+            .kubectl(&["get", "pods", "-l", "app=web", "-o", "name"])
+            .lines()
+            .count(),
+        1
+    );
+    assert_eq!(
+        monitor.alarms(),
+        Vec::<Value>::new(),
+        "alarms after the restart"
+    );
+    assert_eq!(monitor.stop(), Some(0), "no alarm: exit 0");
+    let _ = std::fs::remove_file(&manifest);
+    cluster.down_and_check();
+    let _ = std::fs::remove_dir_all(&report);
+}
+
+#[test]
+fn bad_input_is_exit_2() {
+    let nowhere = Path::new("/nonexistent");
+    let o = rsmc(
+        &["monitor", "--kubeconfig", "/nonexistent/kubeconfig"],
+        nowhere,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/kubeconfig"));
+    let o = rsmc(
+        &["monitor", "--namespace", "a", "--all-namespaces"],
+        nowhere,
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
