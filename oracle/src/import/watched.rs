@@ -23,8 +23,8 @@
 //! hides where a gap is). The cluster was quiet at a point of the stream when the times on
 //! either side (the last time before it, the first after) are at least the quiet window
 //! apart, and the objects as they stand there are settled: every ReplicaSet has observed its
-//! generation, counts in `status.replicas` and keeps as many pods as `spec.replicas` (its
-//! active pods: not being deleted, not Succeeded or Failed); none is being orphan-deleted,
+//! generation and counts in `status.replicas` its active pods (not being deleted, not
+//! Succeeded or Failed), of which one not being deleted keeps `spec.replicas`; none is being orphan-deleted,
 //! or foreground-deleted with a dependent not yet being deleted; no pod that is not being
 //! deleted belongs to a ReplicaSet that is gone. A settle point goes at the first such point
 //! between two timed writes. With marks (ConfigMaps named [`super::entry::MARK_PREFIX`]…, in
@@ -398,6 +398,11 @@ impl Follow<'_> {
             if observed < rs["metadata"]["generation"].as_i64().unwrap_or(0) {
                 return false;
             }
+            let active =
+                controlled_by(uid.clone()).filter(|p| attribute::active(p)).count() as i64;
+            if rs["status"]["replicas"].as_i64().unwrap_or(0) != active {
+                return false;
+            }
             if attribute::deleting(rs) {
                 let finalizers = attribute::finalizers(rs);
                 let blocked = finalizers.iter().any(|f| f == "orphan")
@@ -408,9 +413,7 @@ impl Follow<'_> {
                 }
                 continue;
             }
-            let active = controlled_by(uid).filter(|p| attribute::active(p)).count() as i64;
-            let status = rs["status"]["replicas"].as_i64().unwrap_or(0);
-            if status != active || rs["spec"]["replicas"].as_i64().unwrap_or(1) != active {
+            if rs["spec"]["replicas"].as_i64().unwrap_or(1) != active {
                 return false;
             }
         }
