@@ -11,7 +11,12 @@ use std::path::{Path, PathBuf};
 pub struct ImportArgs {
     /// A kube-apiserver audit log (JSON lines) written with the policy
     /// conformance/audit-policy.yaml (`rsmc cluster up --audit-log` writes one).
-    #[arg(long, value_name = "FILE", required_unless_present = "watch", conflicts_with = "watch")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "watch",
+        conflicts_with = "watch"
+    )]
     pub audit_log: Option<PathBuf>,
     /// The output of `kubectl get pods|replicasets [-A] --watch --output-watch-events -o json`
     /// (repeatable: one file per resource type, or several in one; namespaces and ConfigMaps

@@ -109,9 +109,22 @@ fn commands(imported: &Imported) -> Vec<String> {
 fn recorded_streams_import_as_their_scenarios_and_conform() {
     let scale = import(&namespace("rsmc-scale-"), |_, _| {}).unwrap();
     let steps = commands(&scale);
-    assert_eq!(steps.first().map(String::as_str), Some("kubectl apply -f frontend.yaml"));
-    assert!(steps.iter().any(|s| s.contains("scale rs/frontend --replicas=5")), "{steps:#?}");
-    assert!(steps.iter().any(|s| s.contains("scale rs/frontend --replicas=1")), "{steps:#?}");
+    assert_eq!(
+        steps.first().map(String::as_str),
+        Some("kubectl apply -f frontend.yaml")
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.contains("scale rs/frontend --replicas=5")),
+        "{steps:#?}"
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.contains("scale rs/frontend --replicas=1")),
+        "{steps:#?}"
+    );
     assert!(scale.summary.segments >= 3, "{steps:#?}");
     let v = judged(&scale);
     assert!(v.conforms, "{steps:#?}\n{}", render(&v));
@@ -137,7 +150,9 @@ fn a_surplus_pod_is_rejected_as_over_creation() {
     let v = judged(
         &import(&ns, |pods, _| {
             // The controller creates one more pod than the three first asked for.
-            let i = find(pods, |e| e["type"] == "ADDED" && e["object"]["metadata"]["namespace"] == ns.as_str());
+            let i = find(pods, |e| {
+                e["type"] == "ADDED" && e["object"]["metadata"]["namespace"] == ns.as_str()
+            });
             let mut extra = pods[i].clone();
             let meta = &mut extra["object"]["metadata"];
             meta["name"] = json!("frontend-zzzzz");
@@ -185,13 +200,18 @@ fn error(files: &[(&str, &str)]) -> String {
     let o = Options::default();
     match read(&paths, &o).and_then(|r| r.import(&o)) {
         Ok(_) => panic!("imported"),
-        Err(e) => e.to_string().replace(&format!("{}/", dir.path().display()), ""),
+        Err(e) => e
+            .to_string()
+            .replace(&format!("{}/", dir.path().display()), ""),
     }
 }
 
 #[test]
 fn bad_input_names_the_file_the_line_and_what_was_expected() {
-    let e = error(&[("a.json", "{\"type\":\"ADDED\",\n \"object\": {}}\nnot json\n")]);
+    let e = error(&[(
+        "a.json",
+        "{\"type\":\"ADDED\",\n \"object\": {}}\nnot json\n",
+    )]);
     assert!(e.starts_with("a.json:3:"), "{e}");
     assert!(e.contains("expected a JSON watch event"), "{e}");
 
@@ -200,7 +220,10 @@ fn bad_input_names_the_file_the_line_and_what_was_expected() {
     assert!(e.contains("ends inside a watch event"), "{e}");
 
     let e = error(&[("u.json", "\n\n  {\"type\":\"RENAMED\",\"object\":{}}\n")]);
-    assert!(e.starts_with("u.json:3:3: unknown event type \"RENAMED\""), "{e}");
+    assert!(
+        e.starts_with("u.json:3:3: unknown event type \"RENAMED\""),
+        "{e}"
+    );
 
     let e = error(&[("k.json", "{\"kind\":\"Pod\",\"apiVersion\":\"v1\"}")]);
     assert!(e.contains("--output-watch-events"), "{e}");

@@ -243,7 +243,11 @@ pub fn finalizers(object: &Value) -> Vec<String> {
 
 /// Whether a pod counts toward its ReplicaSet: not being deleted, not Succeeded or Failed.
 pub fn active(pod: &Value) -> bool {
-    !deleting(pod) && !matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed"))
+    !deleting(pod)
+        && !matches!(
+            pod["status"]["phase"].as_str(),
+            Some("Succeeded" | "Failed")
+        )
 }
 
 /// Which built-in controller of kube-controller-manager made a write that was not a deletion

@@ -87,7 +87,9 @@ pub enum Entry {
     },
     /// The cluster was quiet here, as the reader judged it ([`Contents::quiet_found`]): a
     /// settle point, unless the recording has marks.
-    Quiet { namespace: String },
+    Quiet {
+        namespace: String,
+    },
 }
 
 impl Entry {
@@ -112,4 +114,3 @@ pub struct Contents {
     /// times are whole seconds, too coarse to cut at a quiet gap alone.
     pub quiet_found: bool,
 }
-

@@ -142,7 +142,8 @@ pub fn read<R: BufRead>(
     // into two files) is kept once.
     seen.sort_by_key(|s| (s.version, s.resource, s.file, s.line));
     seen.dedup_by(|b, a| {
-        (a.version, a.resource, a.event_type, a.uid()) == (b.version, b.resource, b.event_type, b.uid())
+        (a.version, a.resource, a.event_type, a.uid())
+            == (b.version, b.resource, b.event_type, b.uid())
     });
     watched::entries(&paths, seen, attribution, quiet)
 }

@@ -165,7 +165,8 @@ impl Follow<'_> {
             let kind = match e.resource {
                 Resource::Namespace => {
                     if e.event_type == EventType::Deleted || attribute::deleting(&e.object) {
-                        self.items.push(Item::End(time_of(&e.object, "deletionTimestamp")));
+                        self.items
+                            .push(Item::End(time_of(&e.object, "deletionTimestamp")));
                         return Ok(());
                     }
                     continue;
@@ -173,7 +174,8 @@ impl Follow<'_> {
                 Resource::ConfigMap => {
                     if e.event_type == EventType::Added && e.name().starts_with(MARK_PREFIX) {
                         let at = time_of(&e.object, "creationTimestamp");
-                        self.items.push(Item::Mark(at.unwrap_or(Timestamp::UNIX_EPOCH)));
+                        self.items
+                            .push(Item::Mark(at.unwrap_or(Timestamp::UNIX_EPOCH)));
                     }
                     continue;
                 }
@@ -192,7 +194,12 @@ impl Follow<'_> {
                 }
             }
             let fail = |m: String| {
-                let what = format!("{} {} {}", kind_name(kind), e.name(), event_name(e.event_type));
+                let what = format!(
+                    "{} {} {}",
+                    kind_name(kind),
+                    e.name(),
+                    event_name(e.event_type)
+                );
                 (e.file, e.line, format!("{what}: {m}"))
             };
             let before = self.objects(kind).get(e.name()).cloned();
@@ -208,7 +215,11 @@ impl Follow<'_> {
                 subresource: write.subresource,
                 namespace: e.namespace().to_string(),
                 name: Some(e.name().to_string()),
-                code: if e.event_type == EventType::Added { 201 } else { 200 },
+                code: if e.event_type == EventType::Added {
+                    201
+                } else {
+                    200
+                },
                 reason: None,
                 request: write.request,
                 response: Some(last.clone()),
@@ -277,22 +288,37 @@ impl Follow<'_> {
         if e.event_type == EventType::Deleted {
             if !attribute::deleting(before) {
                 // Removed at once: a ReplicaSet without finalizers (background propagation).
-                let mut w = no_step(deleter()?, "delete", Some(delete_options(kind, before, after)));
+                let mut w = no_step(
+                    deleter()?,
+                    "delete",
+                    Some(delete_options(kind, before, after)),
+                );
                 w.own = deletion_time(after);
                 return Ok(w);
             }
             let left = attribute::finalizers(after);
             if left.is_empty() {
                 // The grace period ended: the kubelet's final delete.
-                return Ok(no_step(kubelet(), "delete", Some(json!({"gracePeriodSeconds": 0}))));
+                return Ok(no_step(
+                    kubelet(),
+                    "delete",
+                    Some(json!({"gracePeriodSeconds": 0})),
+                ));
             }
-            if left.iter().all(|f| f == "orphan" || f == "foregroundDeletion") {
+            if left
+                .iter()
+                .all(|f| f == "orphan" || f == "foregroundDeletion")
+            {
                 return Ok(no_step(Writer::GarbageCollector, "patch", None));
             }
             return Err(format!("removed when its finalizers {left:?} were taken off, by a writer a watch does not show"));
         }
         if !attribute::deleting(before) && attribute::deleting(after) {
-            let mut w = no_step(deleter()?, "delete", Some(delete_options(kind, before, after)));
+            let mut w = no_step(
+                deleter()?,
+                "delete",
+                Some(delete_options(kind, before, after)),
+            );
             w.own = deletion_time(after);
             return Ok(w);
         }
@@ -310,7 +336,8 @@ impl Follow<'_> {
         let node = |o: &Value| o["spec"]["nodeName"].as_str().map(str::to_string);
         if kind == Kind::Pod && node(before).is_none() {
             if let Some(node) = node(after) {
-                let scheduler = Writer::Client("the scheduler (a binding: spec.nodeName set)".into());
+                let scheduler =
+                    Writer::Client("the scheduler (a binding: spec.nodeName set)".into());
                 return Ok(no_step(
                     scheduler,
                     "create",
@@ -393,13 +420,17 @@ impl Follow<'_> {
                 .filter(move |p| attribute::controller_ref(p).is_some_and(|(_, _, u)| u == uid))
         };
         for rs in self.replicasets.values() {
-            let uid = rs["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+            let uid = rs["metadata"]["uid"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             let observed = rs["status"]["observedGeneration"].as_i64().unwrap_or(0);
             if observed < rs["metadata"]["generation"].as_i64().unwrap_or(0) {
                 return false;
             }
-            let active =
-                controlled_by(uid.clone()).filter(|p| attribute::active(p)).count() as i64;
+            let active = controlled_by(uid.clone())
+                .filter(|p| attribute::active(p))
+                .count() as i64;
             if rs["status"]["replicas"].as_i64().unwrap_or(0) != active {
                 return false;
             }
@@ -419,8 +450,9 @@ impl Follow<'_> {
         }
         !self.pods.values().any(|p| {
             !attribute::deleting(p)
-                && attribute::controller_ref(p)
-                    .is_some_and(|(k, _, uid)| k == "ReplicaSet" && !self.owners.live.contains_key(&uid))
+                && attribute::controller_ref(p).is_some_and(|(k, _, uid)| {
+                    k == "ReplicaSet" && !self.owners.live.contains_key(&uid)
+                })
         })
     }
 }
