@@ -2,7 +2,7 @@
 //! oracle` (see `rsmc_oracle::import`).
 
 use crate::exit;
-use rsmc_oracle::import::{self, writer::Attribution, AuditLog, Imported, Options};
+use rsmc_oracle::import::{self, writer::Attribution, Imported, Options, Recording};
 use rsmc_oracle::{observed, scenario};
 use std::path::{Path, PathBuf};
 
@@ -11,8 +11,18 @@ use std::path::{Path, PathBuf};
 pub struct ImportArgs {
     /// A kube-apiserver audit log (JSON lines) written with the policy
     /// conformance/audit-policy.yaml (`rsmc cluster up --audit-log` writes one).
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "watch",
+        conflicts_with = "watch"
+    )]
+    pub audit_log: Option<PathBuf>,
+    /// The output of `kubectl get pods|replicasets [-A] --watch --output-watch-events -o json`
+    /// (repeatable: one file per resource type, or several in one; namespaces and ConfigMaps
+    /// may be watched too, for the recording's end and the user's marks).
     #[arg(long, value_name = "FILE")]
-    pub audit_log: PathBuf,
+    pub watch: Vec<PathBuf>,
     /// The namespace to import (needed when the log writes to more than one).
     #[arg(long, conflicts_with = "all_namespaces")]
     pub namespace: Option<String>,
@@ -24,14 +34,15 @@ pub struct ImportArgs {
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub quiet_window: f64,
     /// The user name, or user-agent prefix, of the ReplicaSet controller under test when it
-    /// is not the built-in one (repeatable; `rsmc controller` is known).
+    /// is not the built-in one; with --watch, its field manager (repeatable; `rsmc
+    /// controller` is known).
     #[arg(long = "controller", value_name = "USER_OR_AGENT")]
     pub controllers: Vec<String>,
     /// The scenario's name (default: the namespace's).
     #[arg(long, conflicts_with = "all_namespaces")]
     pub name: Option<String>,
     /// The Kubernetes release recorded, e.g. v1.37.2 (default: read from
-    /// kube-controller-manager's user agent in the log).
+    /// kube-controller-manager's user agent in an audit log; a watch does not show it).
     #[arg(long, value_name = "VERSION")]
     pub server: Option<String>,
     /// Feature gates the recorded cluster ran with where they differ from its release's
@@ -70,11 +81,16 @@ pub fn run(args: &ImportArgs) -> i32 {
         server: args.server.clone(),
         feature_gates: args.feature_gates.clone(),
     };
-    let log = match AuditLog::read(
-        &args.audit_log,
-        &options.attribution,
-        args.namespace.as_deref(),
-    ) {
+    let read = match &args.audit_log {
+        Some(log) => Recording::read(log, &options.attribution, args.namespace.as_deref()),
+        None => Recording::read_watches(
+            &args.watch,
+            &options.attribution,
+            args.namespace.as_deref(),
+            options.quiet,
+        ),
+    };
+    let log = match read {
         Ok(log) => log,
         Err(e) => {
             eprintln!("error: {e}");

@@ -7,96 +7,18 @@
 //! stages of a request are skipped. A write logged without its objects (a policy level below
 //! `RequestResponse`) cannot be imported and is an error at its line.
 
+use super::entry::{Contents, Entry, Request, MARK_PREFIX};
 use super::writer::{Attribution, Writer};
 use crate::error::{InputError, Pos};
-use crate::scenario::resource_name;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use k8s_openapi::jiff::Timestamp;
 use rsmc_spec::api::Kind;
 use serde::Deserialize;
 use serde_json::Value;
 use std::io::{BufRead, Read as _};
 use std::path::Path;
 
-/// A ConfigMap created with a name that starts so marks the end of a phase (`kubectl create
-/// configmap rsmc-settle-1`): where the import puts a settle point.
-pub const MARK_PREFIX: &str = "rsmc-settle";
-
 /// The verbs that write.
 const WRITES: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
-
-/// One request that wrote, or tried to write, a pod or a ReplicaSet.
-#[derive(Clone, Debug)]
-pub struct Request {
-    /// The log's line (1-based).
-    pub line: usize,
-    pub writer: Writer,
-    /// The client's user agent (empty when it sent none).
-    pub user_agent: String,
-    /// `create`, `update`, `patch`, `delete` or `deletecollection`.
-    pub verb: String,
-    pub kind: Kind,
-    /// `status`, `scale`, `binding`, `eviction`, or `None` for the object itself.
-    pub subresource: Option<String>,
-    pub namespace: String,
-    /// The object's name; `None` for a create by generateName (the answer has it) and a
-    /// deletecollection.
-    pub name: Option<String>,
-    /// The HTTP status code of the answer.
-    pub code: u16,
-    /// The reason of a refusal (`NotFound`, `Conflict`, `Invalid`, …).
-    pub reason: Option<String>,
-    /// The refusal's message.
-    pub message: String,
-    pub request: Option<Value>,
-    pub response: Option<Value>,
-    /// When the API server received it.
-    pub received: Timestamp,
-    /// When the answer was complete.
-    pub at: Timestamp,
-}
-
-impl Request {
-    /// Whether the API server accepted it.
-    pub fn accepted(&self) -> bool {
-        (200..300).contains(&self.code)
-    }
-
-    /// The request in a message: `patch pods/pod1/status by kubectl`.
-    pub fn describe(&self) -> String {
-        let resource = resource_name(self.kind);
-        let mut target = format!("{resource}/{}", self.name.as_deref().unwrap_or("*"));
-        if let Some(sub) = &self.subresource {
-            target = format!("{target}/{sub}");
-        }
-        format!("{} {target} by {}", self.verb, self.writer)
-    }
-}
-
-/// One line the import uses.
-#[derive(Clone, Debug)]
-pub enum Entry {
-    Write(Box<Request>),
-    /// A user's mark: a phase ended here.
-    Mark {
-        namespace: String,
-        at: Timestamp,
-    },
-    /// The namespace's deletion was asked for (received then): what follows is its teardown.
-    NamespaceDeleted {
-        namespace: String,
-        at: Timestamp,
-    },
-}
-
-impl Entry {
-    pub fn namespace(&self) -> &str {
-        match self {
-            Entry::Write(r) => &r.namespace,
-            Entry::Mark { namespace, .. } | Entry::NamespaceDeleted { namespace, .. } => namespace,
-        }
-    }
-}
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -159,15 +81,6 @@ pub const MAX_LINE_BYTES: u64 = 16 << 20;
 /// The most that the kept lines may add up to (the writes of the namespaces imported); an
 /// audit log itself may be of any length, since it is read a line at a time.
 pub const MAX_KEPT_BYTES: usize = 1 << 30;
-
-/// What a log holds for the import.
-#[derive(Debug, Default)]
-pub struct Contents {
-    /// Every line the import uses (of the namespace named, when one is), in the log's order.
-    pub entries: Vec<Entry>,
-    /// The namespaces whose pods or ReplicaSets anyone but the namespace controller wrote.
-    pub namespaces: std::collections::BTreeSet<String>,
-}
 
 /// Read the log a line at a time: only what is kept stays in memory.
 pub fn read(
@@ -276,6 +189,7 @@ pub fn read(
         }
         let writer = attribution.writer(&raw.user.username, &raw.user_agent);
         let entry = Entry::Write(Box::new(Request {
+            file: 0,
             line: number,
             writer,
             user_agent: raw.user_agent,
@@ -291,6 +205,7 @@ pub fn read(
             response: raw.response_object,
             received,
             at,
+            seen: Vec::new(),
         }));
         kept.keep(entry, line.len(), number)?;
     }

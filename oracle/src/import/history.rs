@@ -23,7 +23,7 @@
 //! Events whose resourceVersion the log does not give are placed right after the last event
 //! whose version it gave (see [`super::Order`]).
 
-use super::audit::Request;
+use super::entry::Request;
 use crate::observed::{EventType, RawSnapshot};
 use k8s_openapi::jiff::Timestamp;
 use rsmc_spec::api::Kind;
@@ -127,6 +127,9 @@ impl Objects {
 
     /// Take an accepted request's answer; `Err` says why it cannot be followed.
     pub fn apply(&mut self, r: &Request) -> Result<Applied, String> {
+        if !r.seen.is_empty() {
+            return self.observe(r);
+        }
         let response = r.response.clone().unwrap_or(Value::Null);
         if r.verb == "deletecollection" {
             return Err("a deletecollection: the import follows single-object writes only (delete the objects one by one)".into());
@@ -265,6 +268,48 @@ impl Objects {
             before: Some(before),
             after: (!gone).then_some(after),
             changes,
+        })
+    }
+
+    /// A write seen in a watch stream: its events are the objects as stored, so they are
+    /// taken as they are (no answer to interpret).
+    fn observe(&mut self, r: &Request) -> Result<Applied, String> {
+        let first = &r.seen[0].object;
+        let name = first["metadata"]["name"]
+            .as_str()
+            .ok_or("an object without metadata.name")?
+            .to_string();
+        let before = self.get(r.kind, &name).cloned();
+        if before.is_none() && r.seen[0].event_type != EventType::Added {
+            return Err(format!("{name} is written, but its creation is not in the stream: start the watches before the objects they follow are created"));
+        }
+        let mut after = before.clone();
+        for change in &r.seen {
+            match change.event_type {
+                EventType::Added => {
+                    if after.is_some() {
+                        return Err(format!("{name} is added again without being deleted: an event is missing from the stream"));
+                    }
+                    self.born.insert(key(r.kind, &name), r.at);
+                    after = Some(change.object.clone());
+                }
+                EventType::Modified => after = Some(change.object.clone()),
+                EventType::Deleted => after = None,
+            }
+        }
+        match &after {
+            Some(object) => {
+                self.live.insert(key(r.kind, &name), object.clone());
+            }
+            None => {
+                self.live.remove(&key(r.kind, &name));
+                self.born.remove(&key(r.kind, &name));
+            }
+        }
+        Ok(Applied {
+            before,
+            after,
+            changes: r.seen.clone(),
         })
     }
 }

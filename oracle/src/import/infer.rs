@@ -26,7 +26,7 @@
 //! or by its labels when it has none, and "any N" of those. Consecutive writes of one kind on
 //! pods named alike (a command on several pods) are one step; so are consecutive applies.
 
-use super::audit::Request;
+use super::entry::Request;
 use super::history::{Applied, Objects};
 use crate::manifest::{Manifest, Object};
 use crate::observed::{abstract_pod, abstract_replicaset, UidTokens};

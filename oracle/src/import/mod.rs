@@ -27,15 +27,19 @@
 //! the events, because the log does not give every event's version (a binding's, a
 //! deletion's); the oracle uses versions only to order events.
 
+pub mod attribute;
 pub mod audit;
+pub mod entry;
 pub mod history;
 pub mod infer;
+pub mod watch;
+pub mod watched;
 pub mod writer;
 
 use crate::error::InputError;
 use crate::observed::{EventType, RawEvent, RawObserved, RawSegment, Refusal, SCHEMA};
 use crate::scenario::{Scenario, Step, StepKind};
-use audit::{Entry, Request};
+use entry::{Entry, Request};
 use history::Objects;
 use infer::Inferred;
 pub use k8s_openapi::jiff::SignedDuration;
@@ -104,41 +108,78 @@ pub struct Summary {
     pub namespace_deleted_at: Option<k8s_openapi::jiff::Timestamp>,
 }
 
-/// An audit log, read.
-pub struct AuditLog {
-    path: PathBuf,
-    read: audit::Contents,
+/// A recording, read: an audit log, or watch streams.
+pub struct Recording {
+    /// The files read; a request's `file` indexes this.
+    paths: Vec<PathBuf>,
+    /// "the audit log" or "the watch streams", for the scenario's description.
+    what: &'static str,
+    read: entry::Contents,
 }
 
-impl AuditLog {
+/// The audit-log reading of [`Recording`], by its older name.
+pub type AuditLog = Recording;
+
+/// Open `path` for reading, refusing a directory.
+fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>, InputError> {
+    std::fs::File::open(path)
+        .and_then(|f| match f.metadata()?.is_dir() {
+            true => Err(std::io::Error::other("is a directory, not a file")),
+            false => Ok(f),
+        })
+        .map(std::io::BufReader::new)
+        .map_err(|e| InputError::in_file(path, format!("cannot read: {e}")))
+}
+
+impl Recording {
     /// Read an audit log, attributing its writes as `attribution` says; of `namespace` only,
     /// when one is named (what is not imported is not kept).
     pub fn read(
         path: &Path,
         attribution: &Attribution,
         namespace: Option<&str>,
-    ) -> Result<AuditLog, InputError> {
-        let file = std::fs::File::open(path)
-            .and_then(|f| match f.metadata()?.is_dir() {
-                true => Err(std::io::Error::other("is a directory, not a file")),
-                false => Ok(f),
-            })
-            .map_err(|e| InputError::in_file(path, format!("cannot read: {e}")))?;
-        let log = std::io::BufReader::new(file);
-        Ok(AuditLog {
-            path: path.to_path_buf(),
-            read: audit::read(path, log, attribution, namespace)?,
+    ) -> Result<Recording, InputError> {
+        Ok(Recording {
+            paths: vec![path.to_path_buf()],
+            what: "the audit log",
+            read: audit::read(path, open(path)?, attribution, namespace)?,
         })
     }
 
-    /// The namespaces whose pods or ReplicaSets the log writes, in name order.
+    /// Read the output of `kubectl get … --watch --output-watch-events -o json` (one file per
+    /// resource type, or several types in one file), attributing writes as `attribution`
+    /// says and putting settle points where the cluster was quiet for `quiet` ([`watch`]).
+    pub fn read_watches(
+        paths: &[PathBuf],
+        attribution: &Attribution,
+        namespace: Option<&str>,
+        quiet: SignedDuration,
+    ) -> Result<Recording, InputError> {
+        let mut files = Vec::new();
+        for path in paths {
+            files.push((path.as_path(), open(path)?));
+        }
+        Ok(Recording {
+            paths: paths.to_vec(),
+            what: "the watch streams",
+            read: watch::read(files, attribution, namespace, quiet)?,
+        })
+    }
+
+    /// The namespaces whose pods or ReplicaSets the recording writes, in name order.
     pub fn namespaces(&self) -> Vec<String> {
         self.read.namespaces.iter().cloned().collect()
     }
 
+    /// The files read, for messages: `a.json, b.json`.
+    fn files(&self) -> String {
+        let names: Vec<String> = self.paths.iter().map(|p| p.display().to_string()).collect();
+        names.join(", ")
+    }
+
     /// Import one namespace (the only one, unless `options` names it).
     pub fn import(&self, options: &Options) -> Result<Imported, InputError> {
-        let path = self.path.as_path();
+        let path = self.paths[0].as_path();
         let namespace =
             choose_namespace(path, &self.read.namespaces, options.namespace.as_deref())?;
         let mut summary = Summary {
@@ -162,17 +203,20 @@ impl AuditLog {
             })
             .min();
         summary.namespace_deleted_at = teardown;
+        // A watch reader cut the teardown off by the stream's order already (its times are
+        // whole seconds).
         let mine: Vec<Entry> = mine
             .into_iter()
             .filter(|e| match (e, teardown) {
-                (Entry::Write(r), Some(cut)) => r.at < cut,
+                (Entry::Write(r), Some(cut)) => r.at < cut || !r.seen.is_empty(),
                 (Entry::Mark { at, .. }, Some(cut)) => *at < cut,
                 (Entry::NamespaceDeleted { .. }, _) => false,
                 _ => true,
             })
             .cloned()
             .collect();
-        let segments = segments(mine, options.quiet);
+        let quiet = (!self.read.quiet_found).then_some(options.quiet);
+        let segments = segments(mine, quiet);
         let server = options.server.clone().or_else(|| {
             segments
                 .iter()
@@ -187,8 +231,12 @@ impl AuditLog {
         for segment in &segments {
             importer
                 .segment(segment, &mut summary)
-                .map_err(|(line, message)| {
-                    InputError::at(path, Some(crate::error::Pos { line, column: 1 }), message)
+                .map_err(|(file, line, message)| {
+                    InputError::at(
+                        &self.paths[file],
+                        Some(crate::error::Pos { line, column: 1 }),
+                        message,
+                    )
                 })?;
         }
         if importer.out.is_empty() {
@@ -205,14 +253,15 @@ impl AuditLog {
         summary.events = importer.version as usize;
         let name = options.name.clone().unwrap_or_else(|| namespace.clone());
         let description = format!(
-            "Imported by rsmc import from the audit log {} (namespace {namespace}, lines {}–{}): the clients' writes as steps, a settle point at the end of each quiet period.",
-            path.display(),
+            "Imported by rsmc import from {} {} (namespace {namespace}, lines {}–{}): the clients' writes as steps, a settle point at the end of each quiet period.",
+            self.what,
+            self.files(),
             summary.first_line,
             summary.last_line
         );
         let scenario = Scenario::new(&name, &description, importer.steps);
         let mut cluster = serde_json::json!({
-            "importedFrom": path.display().to_string(),
+            "importedFrom": self.files(),
             "namespace": namespace,
         });
         if let Some(server) = server {
@@ -268,8 +317,9 @@ fn choose_namespace(
     }
 }
 
-/// The writes cut into segments: at marks when there are any, else at quiet gaps.
-fn segments(entries: Vec<Entry>, quiet: SignedDuration) -> Vec<Vec<Request>> {
+/// The writes cut into segments: at marks when there are any, else at quiet gaps (of
+/// `quiet`, or where the reader found the cluster quiet when `quiet` is `None`).
+fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Request>> {
     let marked = entries.iter().any(|e| matches!(e, Entry::Mark { .. }));
     let mut out: Vec<Vec<Request>> = vec![Vec::new()];
     let mut last_at = None;
@@ -277,9 +327,11 @@ fn segments(entries: Vec<Entry>, quiet: SignedDuration) -> Vec<Vec<Request>> {
         match e {
             Entry::Mark { .. } => out.push(Vec::new()),
             Entry::NamespaceDeleted { .. } => {}
+            Entry::Quiet { .. } if !marked => out.push(Vec::new()),
+            Entry::Quiet { .. } => {}
             Entry::Write(r) => {
                 let gap = last_at.map(|t: k8s_openapi::jiff::Timestamp| r.at.duration_since(t));
-                if !marked && gap.is_some_and(|g| g >= quiet) {
+                if !marked && quiet.is_some_and(|q| gap.is_some_and(|g| g >= q)) {
                     out.push(Vec::new());
                 }
                 last_at = Some(r.at);
@@ -413,7 +465,7 @@ impl Importer {
         &mut self,
         requests: &[Request],
         summary: &mut Summary,
-    ) -> Result<(), (usize, String)> {
+    ) -> Result<(), (usize, usize, String)> {
         let mut events = Vec::new();
         let mut refused = Vec::new();
         // The last client step of the segment, and when its first write came in.
@@ -445,7 +497,7 @@ impl Importer {
                 }
                 continue;
             }
-            let fail = |m: String| (r.line, format!("{}: {m}", r.describe()));
+            let fail = |m: String| (r.file, r.line, format!("{}: {m}", r.describe()));
             if let Some(event) = self.created_by_a_lost_answer(r, &lost) {
                 events.push(event);
             }

@@ -1,0 +1,118 @@
+//! What every recording is read into: the writes to pods and ReplicaSets of each namespace, in
+//! the order the import follows, with who made them, the marks a user left and where a
+//! namespace's teardown began. An audit log ([`super::audit`]) gives each request; a watch
+//! stream ([`super::watch`]) gives each write's result, from which a request is rebuilt.
+
+use super::history::Change;
+use super::writer::Writer;
+use crate::scenario::resource_name;
+use k8s_openapi::jiff::Timestamp;
+use rsmc_spec::api::Kind;
+use serde_json::Value;
+
+/// A ConfigMap created with a name that starts so marks the end of a phase (`kubectl create
+/// configmap rsmc-settle-1`): where the import puts a settle point.
+pub const MARK_PREFIX: &str = "rsmc-settle";
+
+/// One request that wrote, or tried to write, a pod or a ReplicaSet.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// Which of the files read it is in (an index into the import's list; 0 for an audit
+    /// log, which is one file).
+    pub file: usize,
+    /// The line (1-based) where it is, or, for a write seen in a watch stream, where its
+    /// first event begins.
+    pub line: usize,
+    pub writer: Writer,
+    /// The client's user agent (empty when it sent none).
+    pub user_agent: String,
+    /// `create`, `update`, `patch`, `delete` or `deletecollection`.
+    pub verb: String,
+    pub kind: Kind,
+    /// `status`, `scale`, `binding`, `eviction`, or `None` for the object itself.
+    pub subresource: Option<String>,
+    pub namespace: String,
+    /// The object's name; `None` for a create by generateName (the answer has it) and a
+    /// deletecollection.
+    pub name: Option<String>,
+    /// The HTTP status code of the answer.
+    pub code: u16,
+    /// The reason of a refusal (`NotFound`, `Conflict`, `Invalid`, …).
+    pub reason: Option<String>,
+    /// The refusal's message.
+    pub message: String,
+    pub request: Option<Value>,
+    pub response: Option<Value>,
+    /// When the API server received it.
+    pub received: Timestamp,
+    /// When the answer was complete.
+    pub at: Timestamp,
+    /// The watch events the write caused, when it was seen in a watch stream rather than
+    /// logged as a request: the objects as stored, with their resourceVersions (empty for an
+    /// audit log's request, whose events are worked out from its answer).
+    pub seen: Vec<Change>,
+}
+
+impl Request {
+    /// Whether the API server accepted it.
+    ///
+    /// A watch shows only what was stored: every write seen there was accepted, and a refused
+    /// one is not seen at all.
+    pub fn accepted(&self) -> bool {
+        (200..300).contains(&self.code)
+    }
+
+    /// The request in a message: `patch pods/pod1/status by kubectl`.
+    pub fn describe(&self) -> String {
+        let resource = resource_name(self.kind);
+        let mut target = format!("{resource}/{}", self.name.as_deref().unwrap_or("*"));
+        if let Some(sub) = &self.subresource {
+            target = format!("{target}/{sub}");
+        }
+        format!("{} {target} by {}", self.verb, self.writer)
+    }
+}
+
+/// One line the import uses.
+#[derive(Clone, Debug)]
+pub enum Entry {
+    Write(Box<Request>),
+    /// A user's mark: a phase ended here.
+    Mark {
+        namespace: String,
+        at: Timestamp,
+    },
+    /// The namespace's deletion was asked for (received then): what follows is its teardown.
+    NamespaceDeleted {
+        namespace: String,
+        at: Timestamp,
+    },
+    /// The cluster was quiet here, as the reader judged it ([`Contents::quiet_found`]): a
+    /// settle point, unless the recording has marks.
+    Quiet {
+        namespace: String,
+    },
+}
+
+impl Entry {
+    pub fn namespace(&self) -> &str {
+        match self {
+            Entry::Write(r) => &r.namespace,
+            Entry::Mark { namespace, .. }
+            | Entry::NamespaceDeleted { namespace, .. }
+            | Entry::Quiet { namespace } => namespace,
+        }
+    }
+}
+
+/// What a log holds for the import.
+#[derive(Debug, Default)]
+pub struct Contents {
+    /// Every line the import uses (of the namespace named, when one is), in the log's order.
+    pub entries: Vec<Entry>,
+    /// The namespaces whose pods or ReplicaSets anyone but the namespace controller wrote.
+    pub namespaces: std::collections::BTreeSet<String>,
+    /// Whether the reader put the settle points itself ([`Entry::Quiet`]): a watch stream's
+    /// times are whole seconds, too coarse to cut at a quiet gap alone.
+    pub quiet_found: bool,
+}

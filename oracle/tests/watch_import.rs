@@ -1,0 +1,255 @@
+//! `rsmc import --watch` of kubectl watch streams. `tests/watch/` holds what
+//! `kubectl get pods -A --watch --output-watch-events -o json` and the same of replicasets
+//! printed (kubectl v1.37.2 against the local v1.37.2 control plane) while `rsmc conform` ran
+//! `scale` and `delete-orphan`, cut to those namespaces (pods' tolerations dropped). Imported,
+//! they conform; with one event doctored they are rejected naming the property it breaks;
+//! bad input names its file and line.
+
+use rsmc_oracle::error::InputError;
+use rsmc_oracle::import::writer::Attribution;
+use rsmc_oracle::import::{Imported, Options, Recording, SignedDuration};
+use rsmc_oracle::judge::{judge, render, Verdict};
+use rsmc_oracle::observed;
+use rsmc_oracle::prepared::Prepared;
+use rsmc_spec::budget::Budget;
+use rsmc_spec::model::properties::{NO_OVER_CREATION, SINGLE_CONTROLLER};
+use rsmc_spec::profile::Profile;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/watch/{name}.json"));
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn options(namespace: &str) -> Options {
+    Options {
+        namespace: Some(namespace.to_string()),
+        server: Some("v1.37.2".into()),
+        ..Options::default()
+    }
+}
+
+/// Write the two streams (doctored) and import `namespace` from them.
+fn import(
+    namespace: &str,
+    doctor: impl FnOnce(&mut Vec<Value>, &mut Vec<Value>),
+) -> Result<Imported, InputError> {
+    let (mut pods, mut rs) = (fixture("pods"), fixture("replicasets"));
+    doctor(&mut pods, &mut rs);
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for (name, events) in [("pods.json", &pods), ("rs.json", &rs)] {
+        // Indented, as other printers write it: the reader takes a stream of values.
+        let text: String = events
+            .iter()
+            .map(|e| serde_json::to_string_pretty(e).unwrap() + "\n")
+            .collect();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        paths.push(path);
+    }
+    read(&paths, &options(namespace))?.import(&options(namespace))
+}
+
+fn read(paths: &[PathBuf], options: &Options) -> Result<Recording, InputError> {
+    Recording::read_watches(
+        paths,
+        &Attribution::default(),
+        options.namespace.as_deref(),
+        SignedDuration::from_secs(2),
+    )
+}
+
+fn namespace(prefix: &str) -> String {
+    fixture("replicasets")
+        .iter()
+        .filter_map(|e| e["object"]["metadata"]["namespace"].as_str())
+        .find(|ns| ns.starts_with(prefix))
+        .unwrap()
+        .to_string()
+}
+
+/// Judged as `rsmc oracle` judges the two files.
+fn judged(imported: &Imported) -> Verdict {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario_path = dir.path().join("imported.yaml");
+    std::fs::write(&scenario_path, imported.scenario.to_yaml()).unwrap();
+    let observed = observed::parse(
+        Path::new("imported.observed.json"),
+        &serde_json::to_string(&imported.observed).unwrap(),
+    )
+    .unwrap();
+    let release = observed.release_semantics().unwrap().expect("server");
+    let prepared = Prepared::load(&scenario_path, Profile::K8s120)
+        .unwrap()
+        .judged_as(release);
+    judge(
+        &prepared.subject(),
+        &observed,
+        &Budget::default().with_states(500_000),
+    )
+    .unwrap()
+}
+
+fn commands(imported: &Imported) -> Vec<String> {
+    imported
+        .scenario
+        .steps
+        .iter()
+        .map(|s| s.command())
+        .collect()
+}
+
+#[test]
+fn recorded_streams_import_as_their_scenarios_and_conform() {
+    let scale = import(&namespace("rsmc-scale-"), |_, _| {}).unwrap();
+    let steps = commands(&scale);
+    assert_eq!(
+        steps.first().map(String::as_str),
+        Some("kubectl apply -f frontend.yaml")
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.contains("scale rs/frontend --replicas=5")),
+        "{steps:#?}"
+    );
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.contains("scale rs/frontend --replicas=1")),
+        "{steps:#?}"
+    );
+    assert!(scale.summary.segments >= 3, "{steps:#?}");
+    let v = judged(&scale);
+    assert!(v.conforms, "{steps:#?}\n{}", render(&v));
+
+    let orphan = import(&namespace("rsmc-delete-orphan-"), |_, _| {}).unwrap();
+    let steps = commands(&orphan);
+    assert!(
+        steps.contains(&"kubectl delete rs/frontend --cascade=orphan".to_string()),
+        "{steps:#?}"
+    );
+    let v = judged(&orphan);
+    assert!(v.conforms, "{steps:#?}\n{}", render(&v));
+}
+
+/// The index of the first event of `kind` in `events` that `pick` accepts.
+fn find(events: &[Value], pick: impl Fn(&Value) -> bool) -> usize {
+    events.iter().position(pick).unwrap()
+}
+
+#[test]
+fn a_surplus_pod_is_rejected_as_over_creation() {
+    let ns = namespace("rsmc-scale-");
+    let v = judged(
+        &import(&ns, |pods, _| {
+            // The controller creates one more pod than the three first asked for.
+            let i = find(pods, |e| {
+                e["type"] == "ADDED" && e["object"]["metadata"]["namespace"] == ns.as_str()
+            });
+            let mut extra = pods[i].clone();
+            let meta = &mut extra["object"]["metadata"];
+            meta["name"] = json!("frontend-zzzzz");
+            meta["uid"] = json!("surplus-pod");
+            // At the same revision, read after the first: the import keeps the file's order.
+            pods.insert(i + 1, extra);
+        })
+        .unwrap(),
+    );
+    assert!(!v.conforms);
+    assert_eq!(v.breaks(), Some(NO_OVER_CREATION), "{}", render(&v));
+}
+
+#[test]
+fn a_second_controller_reference_is_rejected() {
+    let ns = namespace("rsmc-scale-");
+    let v = judged(
+        &import(&ns, |pods, _| {
+            // A pod of frontend written by the controller with a second controller reference.
+            let i = find(pods, |e| {
+                e["type"] == "MODIFIED" && e["object"]["metadata"]["namespace"] == ns.as_str()
+            });
+            let refs = &mut pods[i]["object"]["metadata"]["ownerReferences"];
+            let mut second = refs[0].clone();
+            second["name"] = json!("other");
+            second["uid"] = json!("other-uid");
+            refs.as_array_mut().unwrap().push(second);
+        })
+        .unwrap(),
+    );
+    assert!(!v.conforms);
+    assert_eq!(v.breaks(), Some(SINGLE_CONTROLLER), "{}", render(&v));
+}
+
+fn error(files: &[(&str, &str)]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let paths: Vec<PathBuf> = files
+        .iter()
+        .map(|(name, text)| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        })
+        .collect();
+    let o = Options::default();
+    match read(&paths, &o).and_then(|r| r.import(&o)) {
+        Ok(_) => panic!("imported"),
+        Err(e) => e
+            .to_string()
+            .replace(&format!("{}/", dir.path().display()), ""),
+    }
+}
+
+#[test]
+fn bad_input_names_the_file_the_line_and_what_was_expected() {
+    let e = error(&[(
+        "a.json",
+        "{\"type\":\"ADDED\",\n \"object\": {}}\nnot json\n",
+    )]);
+    assert!(e.starts_with("a.json:3:"), "{e}");
+    assert!(e.contains("expected a JSON watch event"), "{e}");
+
+    let e = error(&[("t.json", "\n{\"type\":\"ADDED\",\n \"object\": {\"kind\":")]);
+    assert!(e.starts_with("t.json:3:"), "{e}");
+    assert!(e.contains("ends inside a watch event"), "{e}");
+
+    let e = error(&[("u.json", "\n\n  {\"type\":\"RENAMED\",\"object\":{}}\n")]);
+    assert!(
+        e.starts_with("u.json:3:3: unknown event type \"RENAMED\""),
+        "{e}"
+    );
+
+    let e = error(&[("k.json", "{\"kind\":\"Pod\",\"apiVersion\":\"v1\"}")]);
+    assert!(e.contains("--output-watch-events"), "{e}");
+
+    let e = error(&[(
+        "x.json",
+        "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"message\":\"too old resource version\"}}",
+    )]);
+    assert!(e.starts_with("x.json:1:1: an ERROR event"), "{e}");
+    assert!(e.contains("too old resource version"), "{e}");
+
+    // A pod of a ReplicaSet the stream never showed, deleted: who did it cannot be told.
+    let pods = fixture("pods");
+    let ns = namespace("rsmc-scale-");
+    let mut mine: Vec<Value> = pods
+        .into_iter()
+        .filter(|e| e["object"]["metadata"]["namespace"] == ns.as_str())
+        .collect();
+    let victim = mine[0]["object"]["metadata"]["name"].clone();
+    let mut deleted = mine[0].clone();
+    deleted["type"] = json!("DELETED");
+    deleted["object"]["metadata"]["resourceVersion"] = json!("999999");
+    mine.retain(|e| e["object"]["metadata"]["name"] == victim && e["type"] == "ADDED");
+    mine.push(deleted);
+    let text: String = mine.iter().map(|e| format!("{e}\n")).collect();
+    let e = error(&[("pods.json", &text)]);
+    assert!(e.starts_with("pods.json:2:1: pod "), "{e}");
+    assert!(e.contains("which the stream never showed"), "{e}");
+}
