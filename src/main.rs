@@ -253,14 +253,8 @@ pub struct Switches {
 
 impl Switches {
     /// `sem` with these switches on.
-    pub fn on(&self, mut sem: rsmc_spec::profile::Semantics) -> rsmc_spec::profile::Semantics {
-        if let Some(bug) = self.bug {
-            sem.bug = Some(bug);
-        }
-        for fix in &self.fixes {
-            sem = sem.with_fix(*fix, true);
-        }
-        sem
+    pub fn on(&self, sem: rsmc_spec::profile::Semantics) -> rsmc_spec::profile::Semantics {
+        rsmc_oracle::prepared::switched(sem, self.bug, &self.fixes)
     }
 
     /// `model` with these switches on.

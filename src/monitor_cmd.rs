@@ -7,7 +7,10 @@ use crate::exit;
 use clap::ValueEnum;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::Client;
+use rsmc_conformance::monitor::judging::JudgeSettings;
 use rsmc_conformance::monitor::{self, attribution, report::Report, view::Settings, Options};
+use rsmc_oracle::import::writer::Attribution;
+use rsmc_spec::budget::Budget;
 use rsmc_spec::gates::{semantics_of_server, FeatureGates};
 use rsmc_spec::profile::Profile;
 use std::io::Write;
@@ -41,6 +44,14 @@ pub struct MonitorArgs {
     /// to kube-controller-manager and rsmc-controller). Name your own controller here.
     #[arg(long = "controller-manager", value_name = "NAME")]
     pub controller_managers: Vec<String>,
+    /// Also judge each namespace created while the monitor runs with the oracle, each time it
+    /// has been quiet for the quiet window: its scenario so far, imported from what the
+    /// watches saw as `rsmc import --watch` would (needs list and watch on namespaces).
+    #[arg(long)]
+    pub judge: bool,
+    /// With `--judge`: the catalogue's switches the model judges with, as `rsmc oracle`'s.
+    #[command(flatten)]
+    pub switches: crate::Switches,
     /// Seconds between status lines on stderr (0: none).
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = non_negative_seconds)]
     pub status_interval: f64,
@@ -146,11 +157,34 @@ async fn monitor(args: &MonitorArgs) -> i32 {
             "rsmc monitor: warning: cannot list events, so a controller's deletions are not judged (grant list and watch on events)"
         );
     }
+    if args.judge {
+        if let Err(e) = monitor::check_namespace_access(&client, namespace.as_deref()).await {
+            return bad(format!(
+                "{e} (--judge needs list and watch on namespaces; README: `rsmc monitor`)"
+            ));
+        }
+    }
     let mut controllers: Vec<String> = attribution::DEFAULT_CONTROLLERS
         .iter()
         .map(|s| s.to_string())
         .collect();
     controllers.extend(args.controller_managers.iter().cloned());
+    let judge = args.judge.then(|| JudgeSettings {
+        server: version.clone(),
+        attribution: Attribution {
+            controllers: Attribution::default()
+                .controllers
+                .into_iter()
+                .chain(args.controller_managers.iter().cloned())
+                .collect(),
+        },
+        // A monitor runs for days beside other work: each judgement gets 2 GiB at most, and
+        // one that needs more is reported as not judged.
+        budget: Budget::default().with_memory(2 << 30),
+        bug: args.switches.bug,
+        fixes: args.switches.fixes.clone(),
+        quiet: Duration::from_secs_f64(args.quiet_window),
+    });
     let options = Options {
         namespace: namespace.clone(),
         settings: Settings {
@@ -160,6 +194,7 @@ async fn monitor(args: &MonitorArgs) -> i32 {
         },
         status_every: (args.status_interval > 0.0)
             .then(|| Duration::from_secs_f64(args.status_interval)),
+        judge,
     };
     eprintln!(
         "rsmc monitor: watching {} on {version}; Ctrl-C to stop",
@@ -192,8 +227,13 @@ async fn monitor(args: &MonitorArgs) -> i32 {
     )
     .await;
     eprintln!(
-        "rsmc monitor: stopped; {} alarms{}",
+        "rsmc monitor: stopped; {} alarms{}{}",
         outcome.alarms,
+        if args.judge {
+            format!(", {} nonconforming judgements", outcome.nonconforming)
+        } else {
+            String::new()
+        },
         if outcome.unreadable > 0 {
             format!(
                 ", {} objects the model cannot read were skipped",
@@ -203,7 +243,7 @@ async fn monitor(args: &MonitorArgs) -> i32 {
             String::new()
         }
     );
-    if outcome.alarms > 0 {
+    if outcome.alarms + outcome.nonconforming > 0 {
         exit::VIOLATION
     } else {
         exit::OK

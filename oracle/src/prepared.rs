@@ -4,6 +4,7 @@
 use crate::error::InputError;
 use crate::judge::Subject;
 use crate::scenario::{self, Compiled, Scenario};
+use rsmc_spec::bugs::{Bug, Fix};
 use rsmc_spec::model::RsModel;
 use rsmc_spec::profile::{Profile, Semantics};
 use std::path::Path;
@@ -20,7 +21,19 @@ pub struct Prepared {
 impl Prepared {
     /// Load `path`; `profile` applies unless the scenario names its own.
     pub fn load(path: &Path, profile: Profile) -> Result<Prepared, InputError> {
-        let scenario = scenario::load(path)?;
+        Prepared::from_scenario(path, scenario::load(path)?, profile)
+    }
+
+    /// [`Prepared::load`] of a scenario's text, its errors naming `path`.
+    pub fn parse(path: &Path, text: &str, profile: Profile) -> Result<Prepared, InputError> {
+        Prepared::from_scenario(path, scenario::load_str(path, text)?, profile)
+    }
+
+    fn from_scenario(
+        path: &Path,
+        scenario: Scenario,
+        profile: Profile,
+    ) -> Result<Prepared, InputError> {
         let compiled = scenario::compile(&scenario, profile)?;
         let mut model = RsModel::scripted(
             compiled.config.clone(),
@@ -96,4 +109,16 @@ impl Prepared {
             steps: &self.steps,
         }
     }
+}
+
+/// `sem` with the catalogue's switches on (`rsmc bugs` lists them): `bug` re-introduced,
+/// each of `fixes` switched on.
+pub fn switched(mut sem: Semantics, bug: Option<Bug>, fixes: &[Fix]) -> Semantics {
+    if let Some(bug) = bug {
+        sem.bug = Some(bug);
+    }
+    for fix in fixes {
+        sem = sem.with_fix(*fix, true);
+    }
+    sem
 }

@@ -10,16 +10,14 @@
 use rsmc_oracle::error::InputError;
 use rsmc_oracle::import::writer::Attribution;
 use rsmc_oracle::import::{AuditLog, Imported, Options, SignedDuration};
-use rsmc_oracle::judge::{judge, render, Verdict};
+use rsmc_oracle::judge::{render, Verdict};
 use rsmc_oracle::observed;
-use rsmc_oracle::prepared::Prepared;
 use rsmc_oracle::scenario;
 use rsmc_spec::budget::Budget;
 use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{
     NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SINGLE_CONTROLLER,
 };
-use rsmc_spec::profile::Profile;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -61,27 +59,9 @@ fn imported(name: &str, doctor: impl FnOnce(&mut Vec<Value>)) -> Imported {
 /// Judge an import as `rsmc oracle` does its two files: the scenario read back from its YAML,
 /// the trace from its JSON, by the recorded release's behaviour.
 fn judged(imported: &Imported) -> Verdict {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario_path = dir.path().join("imported.yaml");
-    std::fs::write(&scenario_path, imported.scenario.to_yaml()).unwrap();
-    let observed = observed::parse(
-        Path::new("imported.observed.json"),
-        &serde_json::to_string(&imported.observed).unwrap(),
-    )
-    .unwrap();
-    let release = observed
-        .release_semantics()
-        .unwrap()
-        .expect("cluster.server");
-    let prepared = Prepared::load(&scenario_path, Profile::K8s120)
-        .unwrap()
-        .judged_as(release);
-    judge(
-        &prepared.subject(),
-        &observed,
-        &Budget::default().with_states(500_000),
-    )
-    .unwrap()
+    imported
+        .judge(&Budget::default().with_states(500_000))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn commands(imported: &Imported) -> Vec<String> {

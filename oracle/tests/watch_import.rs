@@ -1,19 +1,17 @@
 //! `rsmc import --watch` of kubectl watch streams. `tests/watch/` holds what
 //! `kubectl get pods -A --watch --output-watch-events -o json` and the same of replicasets
-//! printed (kubectl v1.37.2 against the local v1.37.2 control plane) while `rsmc conform` ran
-//! `scale` and `delete-orphan`, cut to those namespaces (pods' tolerations dropped). Imported,
+//! and namespaces printed (kubectl v1.37.2 against the local v1.37.2 control plane) while
+//! `rsmc conform` ran `scale` and `delete-orphan`, cut to those namespaces (pods'
+//! tolerations dropped). Imported,
 //! they conform; with one event doctored they are rejected naming the property it breaks;
 //! bad input names its file and line.
 
 use rsmc_oracle::error::InputError;
 use rsmc_oracle::import::writer::Attribution;
 use rsmc_oracle::import::{Imported, Options, Recording, SignedDuration};
-use rsmc_oracle::judge::{judge, render, Verdict};
-use rsmc_oracle::observed;
-use rsmc_oracle::prepared::Prepared;
+use rsmc_oracle::judge::{render, Verdict};
 use rsmc_spec::budget::Budget;
 use rsmc_spec::model::properties::{NO_OVER_CREATION, SINGLE_CONTROLLER};
-use rsmc_spec::profile::Profile;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -41,9 +39,14 @@ fn import(
 ) -> Result<Imported, InputError> {
     let (mut pods, mut rs) = (fixture("pods"), fixture("replicasets"));
     doctor(&mut pods, &mut rs);
+    let namespaces = fixture("namespaces");
     let dir = tempfile::tempdir().unwrap();
     let mut paths = Vec::new();
-    for (name, events) in [("pods.json", &pods), ("rs.json", &rs)] {
+    for (name, events) in [
+        ("pods.json", &pods),
+        ("rs.json", &rs),
+        ("ns.json", &namespaces),
+    ] {
         // Indented, as other printers write it: the reader takes a stream of values.
         let text: String = events
             .iter()
@@ -76,24 +79,9 @@ fn namespace(prefix: &str) -> String {
 
 /// Judged as `rsmc oracle` judges the two files.
 fn judged(imported: &Imported) -> Verdict {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario_path = dir.path().join("imported.yaml");
-    std::fs::write(&scenario_path, imported.scenario.to_yaml()).unwrap();
-    let observed = observed::parse(
-        Path::new("imported.observed.json"),
-        &serde_json::to_string(&imported.observed).unwrap(),
-    )
-    .unwrap();
-    let release = observed.release_semantics().unwrap().expect("server");
-    let prepared = Prepared::load(&scenario_path, Profile::K8s120)
-        .unwrap()
-        .judged_as(release);
-    judge(
-        &prepared.subject(),
-        &observed,
-        &Budget::default().with_states(500_000),
-    )
-    .unwrap()
+    imported
+        .judge(&Budget::default().with_states(500_000))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn commands(imported: &Imported) -> Vec<String> {
@@ -171,9 +159,9 @@ fn a_second_controller_reference_is_rejected() {
     let ns = namespace("rsmc-scale-");
     let v = judged(
         &import(&ns, |pods, _| {
-            // A pod of frontend written by the controller with a second controller reference.
+            // A pod of frontend created by the controller with a second controller reference.
             let i = find(pods, |e| {
-                e["type"] == "MODIFIED" && e["object"]["metadata"]["namespace"] == ns.as_str()
+                e["type"] == "ADDED" && e["object"]["metadata"]["namespace"] == ns.as_str()
             });
             let refs = &mut pods[i]["object"]["metadata"]["ownerReferences"];
             let mut second = refs[0].clone();

@@ -45,11 +45,13 @@
 //! not compared while a watch is broken.
 
 pub mod attribution;
+pub mod judging;
 pub mod report;
 pub mod sequence;
 pub mod view;
 
 use futures::{Stream, StreamExt};
+use judging::{JudgeSettings, Recorder};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use kube::api::ListParams;
@@ -69,12 +71,16 @@ pub struct Options {
     pub settings: Settings,
     /// How often the status line is given (`None`: never).
     pub status_every: Option<Duration>,
+    /// `--judge`: the oracle on each namespace's scenario once quiet ([`judging`]).
+    pub judge: Option<JudgeSettings>,
 }
 
 /// How a run ended.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
     pub alarms: u64,
+    /// Judgements (`--judge`) that found a namespace's run nonconforming.
+    pub nonconforming: u64,
     pub unreadable: u64,
 }
 
@@ -83,6 +89,7 @@ enum Input {
     Pod(watcher::Result<watcher::Event<core::Pod>>),
     ReplicaSet(watcher::Result<watcher::Event<apps::ReplicaSet>>),
     Event(watcher::Result<watcher::Event<core::Event>>),
+    Namespace(watcher::Result<watcher::Event<core::Namespace>>),
 }
 
 /// The field selector of the deletions' events.
@@ -117,6 +124,36 @@ pub async fn check_access(client: &Client, namespace: Option<&str>) -> Result<bo
     Ok(events.is_ok())
 }
 
+/// The namespaces `--judge` watches: all, or the one watched (by name).
+fn namespaces_watched(
+    client: &Client,
+    namespace: Option<&str>,
+) -> (Api<core::Namespace>, watcher::Config) {
+    let config = watcher::Config::default();
+    let config = match namespace {
+        Some(ns) => config.fields(&format!("metadata.name={ns}")),
+        None => config,
+    };
+    (Api::all(client.clone()), config)
+}
+
+/// Whether `--judge` may list and watch namespaces (it must see where each one starts and
+/// where its deletion begins).
+pub async fn check_namespace_access(
+    client: &Client,
+    namespace: Option<&str>,
+) -> Result<(), String> {
+    let (api, config) = namespaces_watched(client, namespace);
+    let mut params = ListParams::default().limit(1);
+    if let Some(fields) = config.field_selector {
+        params = params.fields(&fields);
+    }
+    api.list_metadata(&params)
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("cannot list namespaces: {e}"))
+}
+
 /// Watch until `stop` completes; each report goes to `on_report`, each status to
 /// `on_status`.
 pub async fn run(
@@ -148,6 +185,18 @@ pub async fn run(
         .boxed();
         streams.push(events);
     }
+    let mut recorder = options.judge.clone().map(Recorder::new);
+    if recorder.is_some() {
+        let (api, config) = namespaces_watched(&client, ns);
+        streams.push(
+            watcher(api, config)
+                .default_backoff()
+                .map(Input::Namespace)
+                .boxed(),
+        );
+    }
+    let (verdicts_in, mut verdicts) = tokio::sync::mpsc::unbounded_channel();
+    let mut nonconforming = 0;
     let mut inputs = futures::stream::select_all(streams);
     let mut monitor = Monitor::new(options.settings, Instant::now());
     let mut tick = tokio::time::interval(view::TICK);
@@ -159,10 +208,36 @@ pub async fn run(
         let reports = tokio::select! {
             _ = &mut stop => break,
             input = inputs.next() => match input {
-                Some(input) => handle(&mut monitor, input),
+                Some(input) => {
+                    let (mut reports, job) = match &mut recorder {
+                        Some(r) => record(r, &input),
+                        None => (Vec::new(), None),
+                    };
+                    if let (Some(job), Some(r)) = (job, &recorder) {
+                        spawn_judge(job, r.settings().clone(), verdicts_in.clone());
+                    }
+                    reports.extend(handle(&mut monitor, input));
+                    reports
+                }
                 None => break,
             },
-            _ = tick.tick() => monitor.tick(Instant::now()),
+            Some(report) = verdicts.recv() => {
+                if let Report::Judgement(j) = &report {
+                    nonconforming += u64::from(j.conforms == Some(false));
+                    if let Some(r) = &mut recorder {
+                        r.judged(&j.namespace);
+                    }
+                }
+                vec![report]
+            }
+            _ = tick.tick() => {
+                if let Some(r) = &mut recorder {
+                    for job in r.due(Instant::now()) {
+                        spawn_judge(job, r.settings().clone(), verdicts_in.clone());
+                    }
+                }
+                monitor.tick(Instant::now())
+            }
             _ = status.tick() => {
                 if options.status_every.is_some() {
                     on_status(&monitor.status(Instant::now()));
@@ -178,10 +253,42 @@ pub async fn run(
     for r in monitor.tick(Instant::now() + sequence::HOLD) {
         on_report(&r);
     }
+    // The judgements under way are waited for: a last one may be the nonconformance.
+    drop(verdicts_in);
+    while let Some(report) = verdicts.recv().await {
+        if let Report::Judgement(j) = &report {
+            nonconforming += u64::from(j.conforms == Some(false));
+        }
+        on_report(&report);
+    }
     Outcome {
         alarms: monitor.alarms(),
+        nonconforming,
         unreadable: monitor.unreadable(),
     }
+}
+
+/// Hand a change to `--judge`'s recorder: reports of namespaces it stops judging, and the
+/// last judgement of a namespace whose deletion began.
+fn record(recorder: &mut Recorder, input: &Input) -> (Vec<Report>, Option<judging::Job>) {
+    let now = Instant::now();
+    match input {
+        Input::Pod(Ok(e)) => (recorder.pod_event(e, now), None),
+        Input::ReplicaSet(Ok(e)) => (recorder.replicaset_event(e, now), None),
+        Input::Namespace(Ok(e)) => recorder.namespace_event(e, now),
+        _ => (Vec::new(), None),
+    }
+}
+
+/// Judge off the watch loop; the verdict comes back on `to`.
+fn spawn_judge(
+    job: judging::Job,
+    settings: JudgeSettings,
+    to: tokio::sync::mpsc::UnboundedSender<Report>,
+) {
+    tokio::task::spawn_blocking(move || {
+        let _ = to.send(judging::judge(job, &settings));
+    });
 }
 
 fn handle(monitor: &mut Monitor, input: Input) -> Vec<Report> {
@@ -193,6 +300,8 @@ fn handle(monitor: &mut Monitor, input: Input) -> Vec<Report> {
         Input::Pod(Err(e)) => failed(monitor, Watch::Pods, e, now),
         Input::ReplicaSet(Err(e)) => failed(monitor, Watch::ReplicaSets, e, now),
         Input::Event(Err(e)) => failed(monitor, Watch::Events, e, now),
+        // The namespaces matter to `--judge` alone; their watch retries by itself.
+        Input::Namespace(_) => Vec::new(),
     }
 }
 

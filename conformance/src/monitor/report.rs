@@ -40,11 +40,34 @@ pub struct Gap {
     pub changed_in_gap: usize,
 }
 
+/// The oracle's verdict on a namespace's scenario so far (`--judge`, [`super::judging`]).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Judgement {
+    pub namespace: String,
+    pub judged_at: String,
+    /// `None`: not judged (`detail` says why).
+    pub conforms: Option<bool>,
+    /// The namespace's deletion began: its last judgement.
+    pub last: bool,
+    /// The scenario imported: its user steps and settle points.
+    pub steps: usize,
+    pub settle_points: usize,
+    /// How long the import and the oracle took.
+    pub seconds: f64,
+    /// The oracle's verdict in words when it does not conform, or why there is none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+    /// The verdict as `rsmc oracle --json` gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<serde_json::Value>,
+}
+
 /// Something to tell the user.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Report {
     Alarm(Alarm),
     Gap(Gap),
+    Judgement(Judgement),
 }
 
 impl Report {
@@ -79,6 +102,34 @@ impl Report {
                     g.watch, g.broken_at, g.error
                 )
             }
+            Report::Judgement(j) => {
+                let what = match j.conforms {
+                    Some(true) => "conforms".to_string(),
+                    Some(false) => "DOES NOT CONFORM".to_string(),
+                    None => "not judged".to_string(),
+                };
+                let mut out = format!(
+                    "JUDGED {} namespace {}{}: {what}",
+                    j.judged_at,
+                    j.namespace,
+                    if j.last {
+                        " (deleted: last judgement)"
+                    } else {
+                        ""
+                    }
+                );
+                if j.conforms.is_some() {
+                    out.push_str(&format!(
+                        " ({} steps, {} settle points; {:.2} s)",
+                        j.steps, j.settle_points, j.seconds
+                    ));
+                }
+                for line in j.detail.lines() {
+                    out.push_str("\n    ");
+                    out.push_str(line);
+                }
+                out
+            }
         }
     }
 
@@ -87,6 +138,7 @@ impl Report {
         let value = match self {
             Report::Alarm(a) => serde_json::json!({ "alarm": a }),
             Report::Gap(g) => serde_json::json!({ "gap": g }),
+            Report::Judgement(j) => serde_json::json!({ "judgement": j }),
         };
         value.to_string()
     }

@@ -32,6 +32,7 @@ pub mod audit;
 pub mod entry;
 pub mod history;
 pub mod infer;
+pub mod judged;
 pub mod watch;
 pub mod watched;
 pub mod writer;
@@ -157,12 +158,29 @@ impl Recording {
     ) -> Result<Recording, InputError> {
         let mut files = Vec::new();
         for path in paths {
-            files.push((path.as_path(), open(path)?));
+            files.push((path.clone(), open(path)?));
         }
+        Recording::read_watch_streams(files, attribution, namespace, quiet)
+    }
+
+    /// [`Recording::read_watches`] of streams already open, each with the name its errors
+    /// give (`rsmc monitor --judge` hands over what its own watches saw).
+    pub fn read_watch_streams<R: std::io::BufRead>(
+        streams: Vec<(PathBuf, R)>,
+        attribution: &Attribution,
+        namespace: Option<&str>,
+        quiet: SignedDuration,
+    ) -> Result<Recording, InputError> {
+        let paths: Vec<PathBuf> = streams.iter().map(|(p, _)| p.clone()).collect();
+        let files = paths
+            .iter()
+            .map(PathBuf::as_path)
+            .zip(streams.into_iter().map(|(_, r)| r));
+        let read = watch::read(files.collect(), attribution, namespace, quiet)?;
         Ok(Recording {
-            paths: paths.to_vec(),
+            paths,
             what: "the watch streams",
-            read: watch::read(files, attribution, namespace, quiet)?,
+            read,
         })
     }
 
