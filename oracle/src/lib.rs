@@ -10,6 +10,7 @@
 pub mod binding;
 pub mod broken;
 pub mod cover;
+pub mod delete_claims;
 pub mod error;
 pub mod explore;
 pub mod import;

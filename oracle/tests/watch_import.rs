@@ -1,8 +1,9 @@
 //! `rsmc import --watch` of kubectl watch streams. `tests/watch/` holds what
-//! `kubectl get pods -A --watch --output-watch-events -o json` and the same of replicasets
-//! and namespaces printed (kubectl v1.37.2 against the local v1.37.2 control plane) while
-//! `rsmc conform` ran `scale` and `delete-orphan`, cut to those namespaces (pods'
-//! tolerations dropped). Imported,
+//! `kubectl get pods -A --watch --output-watch-events -o json` and the same of replicasets,
+//! namespaces and the ReplicaSet controllers' `SuccessfulDelete` events printed (kubectl
+//! v1.37.2 against the local v1.37.2 control plane) while `rsmc conform` ran `scale`,
+//! `delete-orphan` and `forced/pod-replaced-under-a-stale-cache`, cut to those namespaces
+//! (pods' tolerations dropped). Imported,
 //! they conform; with one event doctored they are rejected naming the property it breaks;
 //! bad input names its file and line.
 
@@ -11,7 +12,8 @@ use rsmc_oracle::import::writer::Attribution;
 use rsmc_oracle::import::{Imported, Options, Recording, SignedDuration};
 use rsmc_oracle::judge::{render, Verdict};
 use rsmc_spec::budget::Budget;
-use rsmc_spec::model::properties::{NO_OVER_CREATION, SINGLE_CONTROLLER};
+use rsmc_spec::bugs::Fix;
+use rsmc_spec::model::properties::{DELETE_ONLY_CONTROLLED, NO_OVER_CREATION, SINGLE_CONTROLLER};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -32,20 +34,35 @@ fn options(namespace: &str) -> Options {
     }
 }
 
-/// Write the two streams (doctored) and import `namespace` from them.
+/// Write the streams (pods' and ReplicaSets' doctored) and import `namespace` from them.
 fn import(
     namespace: &str,
     doctor: impl FnOnce(&mut Vec<Value>, &mut Vec<Value>),
 ) -> Result<Imported, InputError> {
+    import_with(namespace, doctor, true)
+}
+
+/// [`import`], with the controllers' `SuccessfulDelete` events' watch or without it.
+fn import_with(
+    namespace: &str,
+    doctor: impl FnOnce(&mut Vec<Value>, &mut Vec<Value>),
+    claims: bool,
+) -> Result<Imported, InputError> {
     let (mut pods, mut rs) = (fixture("pods"), fixture("replicasets"));
     doctor(&mut pods, &mut rs);
     let namespaces = fixture("namespaces");
+    let events = if claims {
+        fixture("events")
+    } else {
+        Vec::new()
+    };
     let dir = tempfile::tempdir().unwrap();
     let mut paths = Vec::new();
     for (name, events) in [
         ("pods.json", &pods),
         ("rs.json", &rs),
         ("ns.json", &namespaces),
+        ("events.json", &events),
     ] {
         // Indented, as other printers write it: the reader takes a stream of values.
         let text: String = events
@@ -240,4 +257,45 @@ fn bad_input_names_the_file_the_line_and_what_was_expected() {
     let e = error(&[("pods.json", &text)]);
     assert!(e.starts_with("pods.json:2:1: pod "), "{e}");
     assert!(e.contains("which the stream never showed"), "{e}");
+}
+
+/// In `forced/pod-replaced-under-a-stale-cache` the built-in controller of v1.37.2 deleted
+/// the user's new `pod1`, which it did not control, under the name of the one it meant to
+/// delete (the race of PR #138818, forced by the scenario). With the events' watch the
+/// deletion is the controller's: v1.37.2's model allows it, the proposed fix forbids it,
+/// naming the property. Without that watch the import takes it for a user's step.
+#[test]
+fn a_claimed_deletion_is_the_controllers() {
+    let ns = namespace("rsmc-pod-replaced-under-a-stale-cache-");
+    let with = import(&ns, |_, _| {}).unwrap();
+    let v = judged(&with);
+    assert!(v.conforms, "{}", render(&v));
+    let fixed = with
+        .judge_switched(
+            &Budget::default().with_states(500_000),
+            None,
+            &[Fix::DeletePrecondition],
+        )
+        .unwrap();
+    assert!(!fixed.conforms);
+    assert_eq!(
+        fixed.breaks(),
+        Some(DELETE_ONLY_CONTROLLED),
+        "{}",
+        render(&fixed)
+    );
+    let pod1_deletes = |imported: &Imported| {
+        commands(imported)
+            .iter()
+            .filter(|c| c.contains("delete") && c.contains("pod1"))
+            .count()
+    };
+    let without = import_with(&ns, |_, _| {}, false).unwrap();
+    assert_eq!(
+        pod1_deletes(&without),
+        pod1_deletes(&with) + 1,
+        "{:?}\n{:?}",
+        commands(&with),
+        commands(&without)
+    );
 }

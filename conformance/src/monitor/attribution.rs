@@ -10,17 +10,11 @@
 //!   pod that a user created with an owner reference by hand, or adopted with `kubectl
 //!   patch`, is the user's business. A pod with no managedFields has no known writer and is
 //!   not judged.
-//! - **The ReplicaSet controller's own events.** Deletions change no field, so no manager is
-//!   recorded for them. Upstream's controller (and `rsmc controller`) records an Event with
-//!   reason `SuccessfulDelete` and message `Deleted pod: NAME` on the ReplicaSet after every
-//!   pod it deleted (pkg/controller/controller_utils.go `DeletePod`). That names the deleter:
-//!   a deletion matched to such an event is the controller of that ReplicaSet (by UID); every
-//!   other deletion (kubectl, the garbage collector, the namespace controller, an eviction) is
-//!   unattributed. The recorder may drop events of a busy ReplicaSet (client-go's spam filter)
-//!   and merges similar ones ("(combined from similar events): Deleted pod: …"); a dropped
-//!   event is a deletion left unjudged, never a false alarm.
+//! - **The ReplicaSet controller's own events** ([`rsmc_oracle::delete_claims`]): a deletion
+//!   matched to a `SuccessfulDelete` event is that ReplicaSet's controller's (by UID); every
+//!   other deletion (kubectl, the garbage collector, the namespace controller, an eviction)
+//!   is unattributed. A dropped event is a deletion left unjudged, never a false alarm.
 
-use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 /// The managers whose writes are a controller's: kube-controller-manager (the built-in
@@ -42,45 +36,7 @@ pub fn writer_of_owner_ref(meta: &meta::ObjectMeta, owner_uid: &str) -> Option<S
     })
 }
 
-/// A ReplicaSet controller's claim that it deleted a pod: its `SuccessfulDelete` event.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeleteClaim {
-    pub namespace: String,
-    /// The ReplicaSet whose controller deleted the pod.
-    pub replicaset: String,
-    pub replicaset_uid: String,
-    pub pod: String,
-}
-
-/// The message upstream's controller gives a successful pod deletion, before the name.
-const DELETED_POD: &str = "Deleted pod: ";
-
-/// The claim an Event makes, if it is a ReplicaSet's `SuccessfulDelete`.
-pub fn delete_claim(event: &core::Event) -> Option<DeleteClaim> {
-    if event.reason.as_deref() != Some("SuccessfulDelete") {
-        return None;
-    }
-    let involved = &event.involved_object;
-    if involved.kind.as_deref() != Some("ReplicaSet") {
-        return None;
-    }
-    let message = event.message.as_deref()?;
-    // An aggregated event ("(combined from similar events): Deleted pod: x") names the last.
-    let at = message.rfind(DELETED_POD)?;
-    let pod = message[at + DELETED_POD.len()..].trim();
-    if pod.is_empty() || pod.contains(char::is_whitespace) {
-        return None;
-    }
-    Some(DeleteClaim {
-        namespace: involved
-            .namespace
-            .clone()
-            .or_else(|| event.metadata.namespace.clone())?,
-        replicaset: involved.name.clone()?,
-        replicaset_uid: involved.uid.clone()?,
-        pod: pod.to_string(),
-    })
-}
+pub use rsmc_oracle::delete_claims::{delete_claim, DeleteClaim};
 
 #[cfg(test)]
 mod tests {
@@ -104,24 +60,5 @@ mod tests {
             Some("kube-controller-manager")
         );
         assert_eq!(writer_of_owner_ref(&meta, "u-2"), None);
-    }
-
-    #[test]
-    fn a_successful_delete_names_the_pod_even_when_combined() {
-        let event: core::Event = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "web.1", "namespace": "ns"},
-            "involvedObject": {"kind": "ReplicaSet", "name": "web", "uid": "u-1", "namespace": "ns"},
-            "reason": "SuccessfulDelete",
-            "message": "(combined from similar events): Deleted pod: web-abcde"
-        }))
-        .unwrap();
-        let claim = delete_claim(&event).unwrap();
-        assert_eq!(
-            (claim.pod.as_str(), claim.replicaset_uid.as_str()),
-            ("web-abcde", "u-1")
-        );
-        let mut other = event;
-        other.reason = Some("SuccessfulCreate".into());
-        assert_eq!(delete_claim(&other), None);
     }
 }

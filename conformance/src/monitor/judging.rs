@@ -1,6 +1,7 @@
 //! `rsmc monitor --judge`: what the watches saw of each namespace, kept as the stream a
 //! `kubectl get --watch --output-watch-events -o json` of pods, ReplicaSets and namespaces
-//! would have printed, and handed to the watch import and the oracle
+//! would have printed (with the ReplicaSet controllers' `SuccessfulDelete` events, which name
+//! who deleted a pod, when the monitor may watch events), and handed to the watch import and the oracle
 //! ([`rsmc_oracle::import::Recording::read_watch_streams`], [`Imported::judge`]) each time the
 //! namespace has been quiet for the quiet window after a change. So a namespace is judged
 //! exactly as `rsmc import --watch` and `rsmc oracle` would judge a recording of it, with the
@@ -62,6 +63,8 @@ pub enum Source {
     Pods,
     ReplicaSets,
     Namespaces,
+    /// The controllers' `SuccessfulDelete` events.
+    Events,
 }
 
 /// One namespace's history, as a watch stream.
@@ -96,9 +99,9 @@ pub struct Recorder {
     /// Namespaces judged for the last time, and when.
     ended: HashMap<String, Instant>,
     /// Whether each watch has delivered its first list.
-    listed: [bool; 3],
+    listed: [bool; 4],
     /// A watch re-listing now (its objects arrive as `InitApply`).
-    listing: [bool; 3],
+    listing: [bool; 4],
 }
 
 impl Recorder {
@@ -109,8 +112,8 @@ impl Recorder {
             bytes: 0,
             left_alone: HashSet::new(),
             ended: HashMap::new(),
-            listed: [false; 3],
-            listing: [false; 3],
+            listed: [false; 4],
+            listing: [false; 4],
         }
     }
 
@@ -128,6 +131,15 @@ impl Recorder {
         now: Instant,
     ) -> Vec<Report> {
         self.event(Source::ReplicaSets, event, now)
+    }
+
+    /// A `SuccessfulDelete` event: a claim of who deleted a pod.
+    pub fn claim_event(
+        &mut self,
+        event: &watcher::Event<core::Event>,
+        now: Instant,
+    ) -> Vec<Report> {
+        self.event(Source::Events, event, now)
     }
 
     /// A namespace's change; the start of its deletion hands out its last judgement.
@@ -211,15 +223,26 @@ impl Recorder {
                 self.listed[i] = true;
                 Vec::new()
             }
-            watcher::Event::InitApply(object) => self.listed_object(source, object),
+            watcher::Event::InitApply(object) => self.listed_object(source, object, now),
             watcher::Event::Apply(object) => self.record(source, object, false, now),
             watcher::Event::Delete(object) => self.record(source, object, true, now),
         }
     }
 
     /// An object of a (re-)list: its namespace existed before the monitor saw it whole.
-    fn listed_object<K: kube::Resource>(&mut self, source: Source, object: &K) -> Vec<Report> {
+    fn listed_object<K>(&mut self, source: Source, object: &K, now: Instant) -> Vec<Report>
+    where
+        K: kube::Resource + Serialize,
+    {
         let namespace = namespace_of(source, object);
+        if source == Source::Events {
+            // Old events are history; a re-list brings back the claims made in a gap, which
+            // the import puts in place by their resourceVersion.
+            if self.listed[source as usize] && self.histories.contains_key(&namespace) {
+                return self.record(source, object, false, now);
+            }
+            return Vec::new();
+        }
         if self.ended.contains_key(&namespace) {
             return Vec::new();
         }
@@ -281,7 +304,7 @@ impl Recorder {
         let before = h.stream.len();
         h.stream.extend_from_slice(line.as_bytes());
         h.last_change = now;
-        if source != Source::Namespaces {
+        if matches!(source, Source::Pods | Source::ReplicaSets) {
             h.writes += 1;
         }
         let (size, grown) = (h.stream.len(), h.stream.len() - before);

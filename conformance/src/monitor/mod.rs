@@ -93,7 +93,7 @@ enum Input {
 }
 
 /// The field selector of the deletions' events.
-const DELETE_EVENTS: &str = "involvedObject.kind=ReplicaSet,reason=SuccessfulDelete";
+const DELETE_EVENTS: &str = rsmc_oracle::delete_claims::FIELD_SELECTOR;
 
 fn api<K>(client: &Client, namespace: Option<&str>) -> Api<K>
 where
@@ -275,6 +275,7 @@ fn record(recorder: &mut Recorder, input: &Input) -> (Vec<Report>, Option<judgin
     match input {
         Input::Pod(Ok(e)) => (recorder.pod_event(e, now), None),
         Input::ReplicaSet(Ok(e)) => (recorder.replicaset_event(e, now), None),
+        Input::Event(Ok(e)) => (recorder.claim_event(e, now), None),
         Input::Namespace(Ok(e)) => recorder.namespace_event(e, now),
         _ => (Vec::new(), None),
     }

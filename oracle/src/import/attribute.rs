@@ -307,9 +307,14 @@ pub fn client(manager: &str) -> Writer {
 ///   garbage collector's: an error;
 /// - a pod whose controller ReplicaSet is gone (background propagation) or being deleted with
 ///   `foregroundDeletion`: the garbage collector;
-/// - a pod counted by its live ReplicaSet (not being deleted, not Succeeded or Failed) while
-///   that ReplicaSet has more such pods than `spec.replicas`: the ReplicaSet controller (a
-///   user deleting a surplus pod at that moment would be taken for it);
+/// - a pod whose deletion a ReplicaSet's controller claimed (`claimed`: `Some(true)`, from
+///   its `SuccessfulDelete` event, [`crate::delete_claims`]): that controller, whatever the
+///   pod's owner;
+/// - with the claims watched (`claimed` is `Some`), a pod of a live ReplicaSet not claimed:
+///   a client; without them, a pod counted by its live ReplicaSet (not being deleted, not
+///   Succeeded or Failed) while that ReplicaSet has more such pods than `spec.replicas`: the
+///   ReplicaSet controller (a user deleting a surplus pod at that moment is taken for it,
+///   and a controller deleting a pod it does not control for a user);
 /// - a pod of a ReplicaSet the stream never showed: an error (the watch began too late to
 ///   tell);
 /// - any other pod: a client (the user).
@@ -318,6 +323,7 @@ pub fn deleter(
     object: &Value,
     pods: &BTreeMap<String, Value>,
     owners: &Owners,
+    claimed: Option<bool>,
 ) -> Result<Writer, String> {
     let user = Writer::Client("a client (a deletion carries no field manager)".into());
     if kind == Kind::ReplicaSet {
@@ -327,6 +333,9 @@ pub fn deleter(
             ));
         }
         return Ok(user);
+    }
+    if claimed == Some(true) {
+        return Ok(Writer::ReplicaSetController);
     }
     let Some((owner_kind, owner, uid)) = controller_ref(object) else {
         return Ok(user);
@@ -346,6 +355,9 @@ pub fn deleter(
     };
     if deleting(rs) && finalizers(rs).iter().any(|f| f == "foregroundDeletion") {
         return Ok(Writer::GarbageCollector);
+    }
+    if claimed.is_some() {
+        return Ok(user);
     }
     let wanted = rs["spec"]["replicas"].as_i64().unwrap_or(1);
     let counted = pods

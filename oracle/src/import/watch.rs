@@ -46,6 +46,9 @@ pub enum Resource {
     Namespace,
     /// Only a creation named like a mark is used.
     ConfigMap,
+    /// A ReplicaSet controller's `SuccessfulDelete` event: who deleted a pod
+    /// ([`crate::delete_claims`]).
+    Event,
 }
 
 /// One watch event, where it was read.
@@ -184,7 +187,10 @@ fn read_one<R: BufRead>(
             (Some("apps/v1"), Some("ReplicaSet")) => Resource::ReplicaSet,
             (Some("v1"), Some("Namespace")) => Resource::Namespace,
             (Some("v1"), Some("ConfigMap")) => Resource::ConfigMap,
-            // Another type watched into the same file (a Deployment, an Event): not the model's.
+            // Of events, only the controller's claims of deletions.
+            (Some("v1"), Some("Event")) if claim_of(&object).is_some() => Resource::Event,
+            // Another type watched into the same file (a Deployment, another event): not the
+            // model's.
             _ => continue,
         };
         let version = object
@@ -218,6 +224,13 @@ fn read_one<R: BufRead>(
         }
         seen.push(event);
     }
+}
+
+/// The pod deletion an Event object claims, if it is a ReplicaSet controller's
+/// `SuccessfulDelete`.
+pub fn claim_of(object: &Value) -> Option<crate::delete_claims::DeleteClaim> {
+    let event: k8s_openapi::api::core::v1::Event = serde_json::from_value(object.clone()).ok()?;
+    crate::delete_claims::delete_claim(&event)
 }
 
 /// A watch event's type and object; `None` for a bookmark.

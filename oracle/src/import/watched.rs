@@ -30,6 +30,13 @@
 //! between two timed writes. With marks (ConfigMaps named [`super::entry::MARK_PREFIX`]…, in
 //! a watch of ConfigMaps) the settle points are the marks instead.
 //!
+//! **Who deleted.** With a watch of the ReplicaSet controllers' `SuccessfulDelete` events
+//! ([`crate::delete_claims`]), each claim is the controller's for the last deletion of a pod
+//! of that name before it in the stream (one etcd revision order: events stored in another
+//! etcd than pods cannot be ordered against them), and every other pod deletion is a
+//! client's, the garbage collector's or the kubelet's ([`attribute::deleter`]). Without such
+//! a watch (no claim anywhere in the recording), the deleter is guessed from the state.
+//!
 //! **The end.** With a watch of namespaces, a namespace's recording ends where its deletion
 //! began (its `deletionTimestamp` set): the namespace controller's deletions after that are
 //! left out. Without one, they are read as any other deletions.
@@ -44,7 +51,7 @@ use crate::observed::EventType;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use rsmc_spec::api::Kind;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 /// The writes of every namespace in `seen` (in the stream's order), with settle points.
@@ -54,6 +61,7 @@ pub fn entries(
     attribution: &Attribution,
     quiet: SignedDuration,
 ) -> Result<Contents, InputError> {
+    let claims_watched = seen.iter().any(|s| s.resource == Resource::Event);
     let mut by_namespace: BTreeMap<String, Vec<Seen>> = BTreeMap::new();
     for s in seen {
         let ns = match s.resource {
@@ -73,6 +81,7 @@ pub fn entries(
             replicasets: BTreeMap::new(),
             owners: Owners::default(),
             items: Vec::new(),
+            claimed: claims_watched.then(|| claimed_deletions(&events)),
         };
         follow.all(&events).map_err(|(file, line, message)| {
             InputError::at(paths[file], Some(Pos { line, column: 1 }), message)
@@ -108,6 +117,43 @@ struct Follow<'a> {
     replicasets: BTreeMap<String, Value>,
     owners: Owners,
     items: Vec<Item>,
+    /// The events (by index) that begin a pod deletion a controller claimed; `None` when
+    /// the recording has no claims.
+    claimed: Option<HashSet<usize>>,
+}
+
+/// The pod deletions the ReplicaSet controllers claimed: for each claim, the event that began
+/// the last deletion of a pod of that name before it.
+fn claimed_deletions(events: &[Seen]) -> HashSet<usize> {
+    let mut deleting: HashSet<&str> = HashSet::new();
+    let mut last_deletion: HashMap<&str, usize> = HashMap::new();
+    let mut claimed = HashSet::new();
+    for (i, e) in events.iter().enumerate() {
+        match e.resource {
+            Resource::Pod => {
+                let marked = attribute::deleting(&e.object);
+                let begins =
+                    !deleting.contains(e.uid()) && (e.event_type == EventType::Deleted || marked);
+                if begins {
+                    last_deletion.insert(e.name(), i);
+                }
+                if e.event_type == EventType::Deleted {
+                    deleting.remove(e.uid());
+                } else if marked {
+                    deleting.insert(e.uid());
+                }
+            }
+            Resource::Event if e.event_type != EventType::Deleted => {
+                if let Some(claim) = super::watch::claim_of(&e.object) {
+                    if let Some(j) = last_deletion.remove(claim.pod.as_str()) {
+                        claimed.insert(j);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    claimed
 }
 
 /// What a write was, as rebuilt.
@@ -179,6 +225,7 @@ impl Follow<'_> {
                     }
                     continue;
                 }
+                Resource::Event => continue,
                 Resource::Pod => Kind::Pod,
                 Resource::ReplicaSet => Kind::ReplicaSet,
             };
@@ -203,7 +250,10 @@ impl Follow<'_> {
                 (e.file, e.line, format!("{what}: {m}"))
             };
             let before = self.objects(kind).get(e.name()).cloned();
-            let write = self.classify(kind, before.as_ref(), e).map_err(fail)?;
+            let claimed = self.claimed.as_ref().map(|c| c.contains(&i));
+            let write = self
+                .classify(kind, before.as_ref(), e, claimed)
+                .map_err(fail)?;
             let last = group.last().map(|s| &s.object).unwrap_or(&e.object);
             let request = Request {
                 file: e.file,
@@ -265,7 +315,15 @@ impl Follow<'_> {
     }
 
     /// The writer, the request and the time of the write that caused `e`.
-    fn classify(&self, kind: Kind, before: Option<&Value>, e: &Seen) -> Result<Write, String> {
+    /// `claimed`: whether a controller claimed the deletion `e` begins, when claims were
+    /// watched.
+    fn classify(
+        &self,
+        kind: Kind,
+        before: Option<&Value>,
+        e: &Seen,
+        claimed: Option<bool>,
+    ) -> Result<Write, String> {
         let after = &e.object;
         let no_step = |writer: Writer, verb: &'static str, request: Option<Value>| Write {
             writer,
@@ -285,7 +343,7 @@ impl Follow<'_> {
             }
             (_, Some(b)) => b,
         };
-        let deleter = || attribute::deleter(kind, before, &self.pods, &self.owners);
+        let deleter = || attribute::deleter(kind, before, &self.pods, &self.owners, claimed);
         if e.event_type == EventType::Deleted {
             if !attribute::deleting(before) {
                 // Removed at once: a ReplicaSet without finalizers (background propagation).
