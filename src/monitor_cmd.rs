@@ -1,7 +1,8 @@
 //! `rsmc monitor`: watch a running cluster and report every write that breaks a safety
-//! property (`rsmc_conformance::monitor`). Exit codes: 0 no alarm was raised, 1 at least one
-//! was, 2 bad input or a cluster that cannot be reached or read; Ctrl-C or SIGTERM ends the
-//! watch and exits by the same rule.
+//! property (`rsmc_conformance::monitor`), and with `--judge` the oracle's verdict on each
+//! namespace's run. Exit codes: 0 no alarm was raised and no run judged nonconforming, 1 at
+//! least one, 2 bad input or a cluster that cannot be reached or read; Ctrl-C or SIGTERM
+//! ends the watch and exits by the same rule.
 
 use crate::exit;
 use clap::ValueEnum;

@@ -7,13 +7,15 @@
 //! conform; with one write doctored, they are rejected naming the property it breaks; bad
 //! input names its line.
 
+mod import_common;
+
+use import_common::{commands, judged};
 use rsmc_oracle::error::InputError;
 use rsmc_oracle::import::writer::Attribution;
 use rsmc_oracle::import::{AuditLog, Imported, Options, SignedDuration};
-use rsmc_oracle::judge::{render, Verdict};
+use rsmc_oracle::judge::render;
 use rsmc_oracle::observed;
 use rsmc_oracle::scenario;
-use rsmc_spec::budget::Budget;
 use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{
     NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SINGLE_CONTROLLER,
@@ -54,23 +56,6 @@ fn imported(name: &str, doctor: impl FnOnce(&mut Vec<Value>)) -> Imported {
         .unwrap()
         .import(&Options::default())
         .unwrap()
-}
-
-/// Judge an import as `rsmc oracle` does its two files: the scenario read back from its YAML,
-/// the trace from its JSON, by the recorded release's behaviour.
-fn judged(imported: &Imported) -> Verdict {
-    imported
-        .judge(&Budget::default().with_states(500_000))
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn commands(imported: &Imported) -> Vec<String> {
-    imported
-        .scenario
-        .steps
-        .iter()
-        .map(|s| s.command())
-        .collect()
 }
 
 #[test]

@@ -7,10 +7,13 @@
 //! they conform; with one event doctored they are rejected naming the property it breaks;
 //! bad input names its file and line.
 
+mod import_common;
+
+use import_common::{commands, judged};
 use rsmc_oracle::error::InputError;
 use rsmc_oracle::import::writer::Attribution;
 use rsmc_oracle::import::{Imported, Options, Recording, SignedDuration};
-use rsmc_oracle::judge::{render, Verdict};
+use rsmc_oracle::judge::render;
 use rsmc_spec::budget::Budget;
 use rsmc_spec::bugs::Fix;
 use rsmc_spec::model::properties::{DELETE_ONLY_CONTROLLED, NO_OVER_CREATION, SINGLE_CONTROLLER};
@@ -92,22 +95,6 @@ fn namespace(prefix: &str) -> String {
         .find(|ns| ns.starts_with(prefix))
         .unwrap()
         .to_string()
-}
-
-/// Judged as `rsmc oracle` judges the two files.
-fn judged(imported: &Imported) -> Verdict {
-    imported
-        .judge(&Budget::default().with_states(500_000))
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn commands(imported: &Imported) -> Vec<String> {
-    imported
-        .scenario
-        .steps
-        .iter()
-        .map(|s| s.command())
-        .collect()
 }
 
 #[test]
@@ -297,5 +284,41 @@ fn a_claimed_deletion_is_the_controllers() {
         "{:?}\n{:?}",
         commands(&with),
         commands(&without)
+    );
+}
+
+/// The index of the event of `namespace` at resourceVersion `version` in `events`.
+fn at_version(events: &[Value], namespace: &str, version: &str) -> usize {
+    find(events, |e| {
+        e["object"]["metadata"]["namespace"] == namespace
+            && e["object"]["metadata"]["resourceVersion"] == version
+    })
+}
+
+/// A status that disagrees with the pods. The audit import's test names the settled
+/// condition; here the doctored status is the controller's write the trace check meets first,
+/// and no run of the model writes it, so the verdict names that write rather than a property.
+#[test]
+fn a_wrong_status_is_rejected_at_the_write() {
+    let ns = namespace("rsmc-scale-");
+    let v = judged(
+        &import(&ns, |_, rs| {
+            // Scaled down to one, frontend goes on reporting two replicas.
+            for version in ["15542", "15552", "15556"] {
+                let i = at_version(rs, &ns, version);
+                rs[i]["object"]["status"]["replicas"] = json!(2);
+            }
+        })
+        .unwrap(),
+    );
+    assert!(!v.conforms);
+    let text = render(&v);
+    let seen = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("seen:"))
+        .unwrap_or_else(|| panic!("no divergent write: {text}"));
+    assert!(
+        seen.contains("replicaset/frontend replicas=1 status.replicas=2"),
+        "{text}"
     );
 }

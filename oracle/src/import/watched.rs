@@ -343,17 +343,20 @@ impl Follow<'_> {
             }
             (_, Some(b)) => b,
         };
-        let deleter = || attribute::deleter(kind, before, &self.pods, &self.owners, claimed);
+        // The deletion `e` begins, by whoever [`attribute::deleter`] says.
+        let deletion = || -> Result<Write, String> {
+            let mut w = no_step(
+                attribute::deleter(kind, before, &self.pods, &self.owners, claimed)?,
+                "delete",
+                Some(delete_options(kind, before, after)),
+            );
+            w.own = deletion_time(after);
+            Ok(w)
+        };
         if e.event_type == EventType::Deleted {
             if !attribute::deleting(before) {
                 // Removed at once: a ReplicaSet without finalizers (background propagation).
-                let mut w = no_step(
-                    deleter()?,
-                    "delete",
-                    Some(delete_options(kind, before, after)),
-                );
-                w.own = deletion_time(after);
-                return Ok(w);
+                return deletion();
             }
             let left = attribute::finalizers(after);
             if left.is_empty() {
@@ -373,13 +376,7 @@ impl Follow<'_> {
             return Err(format!("removed when its finalizers {left:?} were taken off, by a writer a watch does not show"));
         }
         if !attribute::deleting(before) && attribute::deleting(after) {
-            let mut w = no_step(
-                deleter()?,
-                "delete",
-                Some(delete_options(kind, before, after)),
-            );
-            w.own = deletion_time(after);
-            return Ok(w);
+            return deletion();
         }
         let deletion_changed = ["deletionTimestamp", "deletionGracePeriodSeconds"]
             .iter()

@@ -1,0 +1,22 @@
+//! Helpers shared by the import tests.
+
+use rsmc_oracle::import::Imported;
+use rsmc_oracle::judge::Verdict;
+use rsmc_spec::budget::Budget;
+
+/// Judged as `rsmc oracle` judges the two files an import writes.
+pub fn judged(imported: &Imported) -> Verdict {
+    imported
+        .judge(&Budget::default().with_states(500_000))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The imported scenario's steps as command lines.
+pub fn commands(imported: &Imported) -> Vec<String> {
+    imported
+        .scenario
+        .steps
+        .iter()
+        .map(|s| s.command())
+        .collect()
+}
