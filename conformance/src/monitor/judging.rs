@@ -100,8 +100,6 @@ pub struct Recorder {
     ended: HashMap<String, Instant>,
     /// Whether each watch has delivered its first list.
     listed: [bool; 4],
-    /// A watch re-listing now (its objects arrive as `InitApply`).
-    listing: [bool; 4],
 }
 
 impl Recorder {
@@ -113,7 +111,6 @@ impl Recorder {
             left_alone: HashSet::new(),
             ended: HashMap::new(),
             listed: [false; 4],
-            listing: [false; 4],
         }
     }
 
@@ -150,7 +147,9 @@ impl Recorder {
     ) -> (Vec<Report>, Option<Job>) {
         let reports = self.event(Source::Namespaces, event, now);
         let deleting = match event {
-            watcher::Event::Apply(ns) | watcher::Event::InitApply(ns) => ns
+            watcher::Event::Apply(ns)
+            | watcher::Event::InitApply(ns)
+            | watcher::Event::Delete(ns) => ns
                 .metadata
                 .deletion_timestamp
                 .is_some()
@@ -214,17 +213,21 @@ impl Recorder {
     {
         let i = source as usize;
         match event {
-            watcher::Event::Init => {
-                self.listing[i] = true;
-                Vec::new()
-            }
+            watcher::Event::Init => Vec::new(),
             watcher::Event::InitDone => {
-                self.listing[i] = false;
                 self.listed[i] = true;
                 Vec::new()
             }
             watcher::Event::InitApply(object) => self.listed_object(source, object, now),
             watcher::Event::Apply(object) => self.record(source, object, false, now),
+            watcher::Event::Delete(object) if source == Source::Namespaces => {
+                // Gone: a namespace of that name made later is a new one. Its teardown's
+                // last events may still come: it stays ended for a while.
+                let name = namespace_of(source, object);
+                self.left_alone.remove(&name);
+                self.ended.insert(name, now);
+                Vec::new()
+            }
             watcher::Event::Delete(object) => self.record(source, object, true, now),
         }
     }
