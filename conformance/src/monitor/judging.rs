@@ -20,7 +20,7 @@
 //! [`MAX_TOTAL_BYTES`]: memory stays bounded whatever the cluster does.
 
 use super::report::{rfc3339, Judgement, Report};
-use k8s_openapi::api::apps::v1 as apps;
+use super::view::watch_event_type;
 use k8s_openapi::api::core::v1 as core;
 use kube::runtime::watcher;
 use kube::ResourceExt;
@@ -118,27 +118,6 @@ impl Recorder {
         &self.settings
     }
 
-    pub fn pod_event(&mut self, event: &watcher::Event<core::Pod>, now: Instant) -> Vec<Report> {
-        self.event(Source::Pods, event, now)
-    }
-
-    pub fn replicaset_event(
-        &mut self,
-        event: &watcher::Event<apps::ReplicaSet>,
-        now: Instant,
-    ) -> Vec<Report> {
-        self.event(Source::ReplicaSets, event, now)
-    }
-
-    /// A `SuccessfulDelete` event: a claim of who deleted a pod.
-    pub fn claim_event(
-        &mut self,
-        event: &watcher::Event<core::Event>,
-        now: Instant,
-    ) -> Vec<Report> {
-        self.event(Source::Events, event, now)
-    }
-
     /// A namespace's change; the start of its deletion hands out its last judgement.
     pub fn namespace_event(
         &mut self,
@@ -190,11 +169,6 @@ impl Recorder {
         }
     }
 
-    /// The namespaces with a history.
-    pub fn namespaces(&self) -> usize {
-        self.histories.len()
-    }
-
     /// The last judgement of a namespace whose deletion began, and its history forgotten.
     fn end(&mut self, namespace: &str, now: Instant) -> Option<Job> {
         let h = self.histories.remove(namespace)?;
@@ -207,7 +181,14 @@ impl Recorder {
         })
     }
 
-    fn event<K>(&mut self, source: Source, event: &watcher::Event<K>, now: Instant) -> Vec<Report>
+    /// A change `source`'s watch delivered (a namespace's goes through
+    /// [`Recorder::namespace_event`]).
+    pub fn event<K>(
+        &mut self,
+        source: Source,
+        event: &watcher::Event<K>,
+        now: Instant,
+    ) -> Vec<Report>
     where
         K: kube::Resource + Serialize,
     {
@@ -293,11 +274,7 @@ impl Recorder {
             last_change: now,
             judging: false,
         });
-        let event_type = match (deleted, h.uids.contains(&uid)) {
-            (true, _) => "DELETED",
-            (false, true) => "MODIFIED",
-            (false, false) => "ADDED",
-        };
+        let event_type = watch_event_type(deleted, h.uids.contains(&uid));
         if deleted {
             h.uids.remove(&uid);
         } else {
@@ -342,13 +319,8 @@ impl Recorder {
         vec![Report::Judgement(Judgement {
             namespace: namespace.to_string(),
             judged_at: rfc3339(SystemTime::now()),
-            conforms: None,
-            last: false,
-            steps: 0,
-            settle_points: 0,
-            seconds: 0.0,
             detail: format!("not judged from now on: {why}"),
-            verdict: None,
+            ..Judgement::default()
         })]
     }
 }
@@ -373,14 +345,8 @@ pub fn judge(job: Job, settings: &JudgeSettings) -> Report {
     };
     let mut judgement = Judgement {
         namespace: job.namespace.clone(),
-        judged_at: String::new(),
-        conforms: None,
         last: job.last,
-        steps: 0,
-        settle_points: 0,
-        seconds: 0.0,
-        detail: String::new(),
-        verdict: None,
+        ..Judgement::default()
     };
     let imported = Recording::read_watch_streams(
         vec![(label, Cursor::new(job.stream))],

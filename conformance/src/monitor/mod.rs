@@ -51,7 +51,7 @@ pub mod sequence;
 pub mod view;
 
 use futures::{Stream, StreamExt};
-use judging::{JudgeSettings, Recorder};
+use judging::{JudgeSettings, Recorder, Source};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use kube::api::ListParams;
@@ -273,9 +273,9 @@ pub async fn run(
 fn record(recorder: &mut Recorder, input: &Input) -> (Vec<Report>, Option<judging::Job>) {
     let now = Instant::now();
     match input {
-        Input::Pod(Ok(e)) => (recorder.pod_event(e, now), None),
-        Input::ReplicaSet(Ok(e)) => (recorder.replicaset_event(e, now), None),
-        Input::Event(Ok(e)) => (recorder.claim_event(e, now), None),
+        Input::Pod(Ok(e)) => (recorder.event(Source::Pods, e, now), None),
+        Input::ReplicaSet(Ok(e)) => (recorder.event(Source::ReplicaSets, e, now), None),
+        Input::Event(Ok(e)) => (recorder.event(Source::Events, e, now), None),
         Input::Namespace(Ok(e)) => recorder.namespace_event(e, now),
         _ => (Vec::new(), None),
     }

@@ -41,7 +41,7 @@ pub struct Gap {
 }
 
 /// The oracle's verdict on a namespace's scenario so far (`--judge`, [`super::judging`]).
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Judgement {
     pub namespace: String,
     pub judged_at: String,

@@ -438,11 +438,8 @@ impl Monitor {
             (Change::Pod { pod, .. }, Object::Pod(model)) => {
                 let key = format!("pod/{}", model.meta.name);
                 let old = space.cluster.pods.get(&model.meta.name).cloned();
-                let kind = match (&old, deleted) {
-                    (_, true) => "DELETED",
-                    (Some(o), false) if o.meta.uid == model.meta.uid => "MODIFIED",
-                    _ => "ADDED",
-                };
+                let known = old.as_ref().is_some_and(|o| o.meta.uid == model.meta.uid);
+                let kind = watch_event_type(deleted, known);
                 space.note(&key, retype(&text, kind));
                 let found = judge_pod(space, &settings, pod, old.as_deref(), &model, deleted, now);
                 for (property, detail, written_at) in found {
@@ -465,11 +462,8 @@ impl Monitor {
             (Change::ReplicaSet { .. }, Object::ReplicaSet(model)) => {
                 let key = format!("rs/{}", model.meta.name);
                 let old = space.cluster.replicasets.get(&model.meta.name).cloned();
-                let kind = match (&old, deleted) {
-                    (_, true) => "DELETED",
-                    (Some(o), false) if o.meta.uid == model.meta.uid => "MODIFIED",
-                    _ => "ADDED",
-                };
+                let known = old.as_ref().is_some_and(|o| o.meta.uid == model.meta.uid);
+                let kind = watch_event_type(deleted, known);
                 space.note(&key, retype(&text, kind));
                 if let Some(old) = old.filter(|o| o.meta.uid == model.meta.uid) {
                     if model.spec.replicas < old.spec.replicas {
@@ -1081,4 +1075,13 @@ fn resource_version(change: &Change) -> u64 {
         .as_deref()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
+}
+
+/// The type a watch event of an object has: `known` when the view holds it (same UID).
+pub fn watch_event_type(deleted: bool, known: bool) -> &'static str {
+    match (deleted, known) {
+        (true, _) => "DELETED",
+        (false, true) => "MODIFIED",
+        (false, false) => "ADDED",
+    }
 }
