@@ -17,6 +17,7 @@ pub mod api_error;
 pub mod control_plane;
 pub mod controller;
 pub mod event_gate;
+pub mod fault_mark;
 pub mod kubectl;
 pub mod kubelet;
 pub mod monitor;

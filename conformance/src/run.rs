@@ -3,6 +3,7 @@
 
 use crate::controller::Controllers;
 use crate::event_gate::GateClient;
+use crate::fault_mark;
 use crate::kubectl::{kubectl, normalise_describe, normalise_table};
 use crate::kubelet;
 use crate::recorder::Recorder;
@@ -274,6 +275,11 @@ async fn steps_and_settles(
                     continue;
                 };
                 let hold = matches!(step.kind, StepKind::Hold { .. });
+                let mark = || async {
+                    fault_mark::leave(client, &ns, index, step)
+                        .await
+                        .map_err(|e| broken(format!("{label}: {e}")))
+                };
                 if hold {
                     let status = gate
                         .status()
@@ -285,11 +291,13 @@ async fn steps_and_settles(
                             resource_name(*kind)
                         )));
                     }
+                    mark().await?;
                     gate.hold(*kind).await
                 } else {
                     // What the controller does on its stale cache must have happened before
                     // the events flow again: wait for the namespace to be quiet first.
                     quiet(&recorder, target.policy).await;
+                    mark().await?;
                     gate.release(*kind).await
                 }
                 .map_err(|e| broken(format!("{label}: {e}")))?;
@@ -302,6 +310,9 @@ async fn steps_and_settles(
                     out.not_forced.push(format!("{label}: {}", reason.0));
                     continue;
                 }
+                fault_mark::leave(client, &ns, index, step)
+                    .await
+                    .map_err(|e| broken(format!("{label}: {e}")))?;
                 let r = match step.kind {
                     StepKind::RestartController { .. } => controllers.restart(),
                     StepKind::StartSecondLeader => controllers.start_second(),

@@ -1,11 +1,13 @@
 //! `rsmc import --watch` of kubectl watch streams. `tests/watch/` holds what
 //! `kubectl get pods -A --watch --output-watch-events -o json` and the same of replicasets,
-//! namespaces and the ReplicaSet controllers' `SuccessfulDelete` events printed (kubectl
-//! v1.37.2 against the local v1.37.2 control plane) while `rsmc conform` ran `scale`,
-//! `delete-orphan` and `forced/pod-replaced-under-a-stale-cache`, cut to those namespaces
-//! (pods' tolerations dropped). Imported,
-//! they conform; with one event doctored they are rejected naming the property it breaks;
-//! bad input names its file and line.
+//! namespaces, ConfigMaps (the runner's fault marks) and the ReplicaSet controllers'
+//! `SuccessfulDelete` events printed (kubectl v1.37.2 against the local v1.37.2 control plane)
+//! while `rsmc conform` ran the suite, cut to the namespaces of `scale`, `delete-orphan`,
+//! `forced/pod-replaced-under-a-stale-cache`, `forced/unseen-creations`,
+//! `counterexamples/adoption-by-a-deleting-owner-after-restart` and
+//! `counterexamples/catalogue-ignore-controller-ref-removal` (pods' tolerations dropped).
+//! Imported, they conform; with one event doctored they are rejected naming the property it
+//! breaks; bad input names its file and line.
 
 mod import_common;
 
@@ -16,7 +18,10 @@ use rsmc_oracle::import::{Imported, Options, Recording, SignedDuration};
 use rsmc_oracle::judge::render;
 use rsmc_spec::budget::Budget;
 use rsmc_spec::bugs::Fix;
-use rsmc_spec::model::properties::{DELETE_ONLY_CONTROLLED, NO_OVER_CREATION, SINGLE_CONTROLLER};
+use rsmc_spec::model::properties::{
+    DELETE_ONLY_CONTROLLED, NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS,
+    SINGLE_CONTROLLER,
+};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -42,30 +47,30 @@ fn import(
     namespace: &str,
     doctor: impl FnOnce(&mut Vec<Value>, &mut Vec<Value>),
 ) -> Result<Imported, InputError> {
-    import_with(namespace, doctor, true)
+    import_without(namespace, doctor, &[])
 }
 
-/// [`import`], with the controllers' `SuccessfulDelete` events' watch or without it.
-fn import_with(
+/// [`import`] with the watches of the fixture streams named in `left_out` (`events`,
+/// `configmaps`) left out.
+fn import_without(
     namespace: &str,
     doctor: impl FnOnce(&mut Vec<Value>, &mut Vec<Value>),
-    claims: bool,
+    left_out: &[&str],
 ) -> Result<Imported, InputError> {
     let (mut pods, mut rs) = (fixture("pods"), fixture("replicasets"));
     doctor(&mut pods, &mut rs);
-    let namespaces = fixture("namespaces");
-    let events = if claims {
-        fixture("events")
-    } else {
-        Vec::new()
+    let stream = |name: &str| match left_out.contains(&name) {
+        true => Vec::new(),
+        false => fixture(name),
     };
     let dir = tempfile::tempdir().unwrap();
     let mut paths = Vec::new();
     for (name, events) in [
         ("pods.json", &pods),
         ("rs.json", &rs),
-        ("ns.json", &namespaces),
-        ("events.json", &events),
+        ("ns.json", &stream("namespaces")),
+        ("events.json", &stream("events")),
+        ("configmaps.json", &stream("configmaps")),
     ] {
         // Indented, as other printers write it: the reader takes a stream of values.
         let text: String = events
@@ -129,6 +134,37 @@ fn recorded_streams_import_as_their_scenarios_and_conform() {
     );
     let v = judged(&orphan);
     assert!(v.conforms, "{steps:#?}\n{}", render(&v));
+}
+
+/// Runs the runner forced faults in (a held informer, a restarted controller) conform with the
+/// fault marks the runner left; without the ConfigMaps' watch that carries them, the run
+/// whose outcome hangs on a restart does not.
+#[test]
+fn fault_runs_conform_by_their_marks() {
+    for (prefix, fault) in [
+        ("rsmc-unseen-creations-", "pods watch events are held"),
+        (
+            "rsmc-pod-replaced-under-a-stale-cache-",
+            "held pods watch events reach",
+        ),
+        (
+            "rsmc-counterexample-adoption-by-a-deleting-ow",
+            "crashes and restarts",
+        ),
+    ] {
+        let imported = import(&namespace(prefix), |_, _| {}).unwrap();
+        let steps = commands(&imported);
+        assert!(
+            steps.iter().any(|s| s.contains(fault)),
+            "{prefix}: {steps:#?}"
+        );
+        let v = judged(&imported);
+        assert!(v.conforms, "{prefix}: {steps:#?}\n{}", render(&v));
+    }
+    let restart = namespace("rsmc-counterexample-adoption-by-a-deleting-ow");
+    let unmarked = import_without(&restart, |_, _| {}, &["configmaps"]).unwrap();
+    assert!(!commands(&unmarked).iter().any(|s| s.contains("fault")));
+    assert!(!judged(&unmarked).conforms);
 }
 
 /// The index of the first event of `kind` in `events` that `pick` accepts.
@@ -244,6 +280,30 @@ fn bad_input_names_the_file_the_line_and_what_was_expected() {
     let e = error(&[("pods.json", &text)]);
     assert!(e.starts_with("pods.json:2:1: pod "), "{e}");
     assert!(e.contains("which the stream never showed"), "{e}");
+
+    // A fault mark that names no fault, and one without its step.
+    let mark = |data: Value| {
+        let cm = json!({"type": "ADDED", "object": {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "rsmc-fault-1", "namespace": ns, "resourceVersion": "1"},
+            "data": data}});
+        format!("{text}{cm}\n")
+    };
+    let e = error(&[(
+        "w.json",
+        &mark(json!({"step": "scale: {replicaset: a, replicas: 1}"})),
+    )]);
+    assert!(
+        e.starts_with("w.json:3:1: fault mark ConfigMap rsmc-fault-1: data.step: `scale"),
+        "{e}"
+    );
+    assert!(e.contains("is not a fault"), "{e}");
+    let e = error(&[("w.json", &mark(json!({})))]);
+    assert!(
+        e.contains("rsmc-fault-1: no data.step; expected the fault"),
+        "{e}"
+    );
+    let e = error(&[("w.json", &mark(json!({"step": "hold: secrets"})))]);
+    assert!(e.contains("write it as `hold: replicasets | pods`"), "{e}");
 }
 
 /// In `forced/pod-replaced-under-a-stale-cache` the built-in controller of v1.37.2 deleted
@@ -277,7 +337,7 @@ fn a_claimed_deletion_is_the_controllers() {
             .filter(|c| c.contains("delete") && c.contains("pod1"))
             .count()
     };
-    let without = import_with(&ns, |_, _| {}, false).unwrap();
+    let without = import_without(&ns, |_, _| {}, &["events"]).unwrap();
     assert_eq!(
         pod1_deletes(&without),
         pod1_deletes(&with) + 1,
@@ -285,6 +345,63 @@ fn a_claimed_deletion_is_the_controllers() {
         commands(&with),
         commands(&without)
     );
+}
+
+/// A pod taken from the ReplicaSet that controls it: in
+/// `catalogue-ignore-controller-ref-removal`, frontend adopts pod1 (version 254); the user's
+/// write that removes that reference (275) is doctored into the controller handing pod1 to
+/// canary, the reference and the field manager as canary's adoption (278, then dropped)
+/// shows them.
+#[test]
+fn a_stolen_pod_is_rejected() {
+    let ns = namespace("rsmc-catalogue-ignore-controller-ref-removal-");
+    let v = judged(
+        &import(&ns, |pods, _| {
+            let adopted = pods[at_version(pods, &ns, "278")]["object"]["metadata"].clone();
+            let released = at_version(pods, &ns, "275");
+            let meta = &mut pods[released]["object"]["metadata"];
+            meta["ownerReferences"] = adopted["ownerReferences"].clone();
+            meta["managedFields"] = adopted["managedFields"].clone();
+            // canary's own adoption is then no change: gone.
+            pods.remove(at_version(pods, &ns, "278"));
+        })
+        .unwrap(),
+    );
+    assert!(!v.conforms);
+    assert_eq!(v.breaks(), Some(NO_STEALING), "{}", render(&v));
+}
+
+/// A dependent killed by an orphan deletion: in `delete-orphan`, the garbage collector's
+/// write that removes frontend's reference from frontend-rvfdb (548) is doctored into its
+/// deletion (the pod marked, its reference kept), and the pod's later events dropped.
+#[test]
+fn an_orphan_delete_that_kills_a_dependent_is_rejected() {
+    let ns = namespace("rsmc-delete-orphan-");
+    let v = judged(
+        &import(&ns, |pods, _| {
+            let released = at_version(pods, &ns, "548");
+            let name = pods[released]["object"]["metadata"]["name"].clone();
+            let before = pods[at_version(pods, &ns, "508")]["object"].clone();
+            let event = &mut pods[released];
+            let when = event["object"]["metadata"]["managedFields"][0]["time"].clone();
+            event["object"] = before;
+            let meta = &mut event["object"]["metadata"];
+            meta["resourceVersion"] = json!("548");
+            meta["deletionTimestamp"] = when;
+            meta["deletionGracePeriodSeconds"] = json!(30);
+            pods.retain(|e| {
+                let m = &e["object"]["metadata"];
+                m["name"] != name
+                    || m["resourceVersion"]
+                        .as_str()
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .is_none_or(|v| v <= 548)
+            });
+        })
+        .unwrap(),
+    );
+    assert!(!v.conforms);
+    assert_eq!(v.breaks(), Some(ORPHAN_KEEPS_DEPENDENTS), "{}", render(&v));
 }
 
 /// The index of the event of `namespace` at resourceVersion `version` in `events`.
@@ -304,7 +421,7 @@ fn a_wrong_status_is_rejected_at_the_write() {
     let v = judged(
         &import(&ns, |_, rs| {
             // Scaled down to one, frontend goes on reporting two replicas.
-            for version in ["15542", "15552", "15556"] {
+            for version in ["762", "771", "774"] {
                 let i = at_version(rs, &ns, version);
                 rs[i]["object"]["status"]["replicas"] = json!(2);
             }

@@ -47,6 +47,21 @@ pub struct Managed {
     pub fields: Value,
 }
 
+/// The subresource an entry's manager wrote through. Entries name it from v1.22; before (a
+/// v1.20.2 kube-controller-manager's or kubelet's status write), an entry owning status
+/// fields alone wrote through `status`: the main resource of a pod or a ReplicaSet ignores
+/// a status.
+fn subresource(entry: &Value) -> String {
+    if let Some(named) = entry["subresource"].as_str() {
+        return named.to_string();
+    }
+    let fields = entry["fieldsV1"].as_object();
+    match fields.is_some_and(|f| f.len() == 1 && f.contains_key("f:status")) {
+        true => "status".to_string(),
+        false => String::new(),
+    }
+}
+
 /// An object's `managedFields`.
 pub fn managed(object: &Value) -> Vec<Managed> {
     let Some(entries) = object["metadata"]["managedFields"].as_array() else {
@@ -57,7 +72,7 @@ pub fn managed(object: &Value) -> Vec<Managed> {
         .map(|e| Managed {
             manager: e["manager"].as_str().unwrap_or_default().to_string(),
             operation: e["operation"].as_str().unwrap_or_default().to_string(),
-            subresource: e["subresource"].as_str().unwrap_or_default().to_string(),
+            subresource: subresource(e),
             time: e["time"].as_str().and_then(|t| t.parse().ok()),
             fields: e["fieldsV1"].clone(),
         })
@@ -306,7 +321,8 @@ pub fn client(manager: &str) -> Writer {
 ///   its finalizers show; one with a controller of its own (a Deployment) could be the
 ///   garbage collector's: an error;
 /// - a pod whose controller ReplicaSet is gone (background propagation) or being deleted with
-///   `foregroundDeletion`: the garbage collector;
+///   `foregroundDeletion` or `orphan` (a user deleting it in an orphan deletion's moments is
+///   taken for the garbage collector breaking it): the garbage collector;
 /// - a pod whose deletion a ReplicaSet's controller claimed (`claimed`: `Some(true)`, from
 ///   its `SuccessfulDelete` event, [`crate::delete_claims`]): that controller, whatever the
 ///   pod's owner;
@@ -353,7 +369,14 @@ pub fn deleter(
     let Some(rs) = owners.live.get(&uid) else {
         return Ok(Writer::GarbageCollector);
     };
-    if deleting(rs) && finalizers(rs).iter().any(|f| f == "foregroundDeletion") {
+    // The garbage collector deletes the dependents of a foreground deletion; of an orphan
+    // deletion it must not, which only its deletion's judgement can say, so it is taken for
+    // the deleter (as the monitor's orphan rule holds whoever deletes).
+    if deleting(rs)
+        && finalizers(rs)
+            .iter()
+            .any(|f| f == "foregroundDeletion" || f == "orphan")
+    {
         return Ok(Writer::GarbageCollector);
     }
     if claimed.is_some() {

@@ -2,12 +2,15 @@
 //! kube-apiserver writes them with `--audit-log-format=json`.
 //!
 //! Only what the import needs is read: the completed requests that write pods and ReplicaSets
-//! (and their subresources), the marks a user may leave between phases (a ConfigMap
-//! created with a name starting [`MARK_PREFIX`]) and namespace deletions. Reads, other resources and the earlier
-//! stages of a request are skipped. A write logged without its objects (a policy level below
+//! (and their subresources), the marks a user may leave (ConfigMaps created with a name
+//! starting [`MARK_PREFIX`] between phases, [`FAULT_MARK_PREFIX`] where a fault was forced)
+//! and namespace deletions. Reads, other resources and the earlier stages of a request are
+//! skipped. A write logged without its objects (a policy level below
 //! `RequestResponse`) cannot be imported and is an error at its line.
 
-use super::entry::{Contents, Entry, Request, MARK_PREFIX};
+#[cfg(doc)]
+use super::entry::FAULT_MARK_PREFIX;
+use super::entry::{fault_marked, Contents, Entry, Request, MARK_PREFIX};
 use super::writer::{Attribution, Writer};
 use crate::error::{InputError, Pos};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
@@ -161,14 +164,26 @@ pub fn read(
             }
             ("", "pods") => Kind::Pod,
             ("apps", "replicasets") => Kind::ReplicaSet,
-            ("", "configmaps")
-                if raw.verb == "create"
-                    && object_name(&object_ref, &raw.request_object)
-                        .is_some_and(|n| n.starts_with(MARK_PREFIX)) =>
-            {
-                let entry = Entry::Mark {
-                    namespace: object_ref.namespace,
-                    at,
+            ("", "configmaps") if raw.verb == "create" => {
+                let Some(name) = object_name(&object_ref, &raw.request_object).map(str::to_string)
+                else {
+                    continue;
+                };
+                if kept.namespace.is_some_and(|ns| ns != object_ref.namespace) {
+                    continue;
+                }
+                let sent = raw.request_object.as_ref().unwrap_or(&Value::Null);
+                let entry = match fault_marked(&name, sent) {
+                    Some(step) => Entry::Fault {
+                        step: step.map_err(at_line)?,
+                        namespace: object_ref.namespace,
+                        at,
+                    },
+                    None if name.starts_with(MARK_PREFIX) => Entry::Mark {
+                        namespace: object_ref.namespace,
+                        at,
+                    },
+                    None => continue,
                 };
                 kept.keep(entry, line.len(), number)?;
                 continue;

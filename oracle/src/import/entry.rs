@@ -1,11 +1,12 @@
 //! What every recording is read into: the writes to pods and ReplicaSets of each namespace, in
-//! the order the import follows, with who made them, the marks a user left and where a
-//! namespace's teardown began. An audit log ([`super::audit`]) gives each request; a watch
-//! stream ([`super::watch`]) gives each write's result, from which a request is rebuilt.
+//! the order the import follows, with who made them, the marks a user left (of settle points
+//! and of faults) and where a namespace's teardown began. An audit log ([`super::audit`])
+//! gives each request; a watch stream ([`super::watch`]) gives each write's result, from
+//! which a request is rebuilt.
 
 use super::history::Change;
 use super::writer::Writer;
-use crate::scenario::resource_name;
+use crate::scenario::{resource_name, StepKind};
 use k8s_openapi::jiff::Timestamp;
 use rsmc_spec::api::Kind;
 use serde_json::Value;
@@ -13,6 +14,28 @@ use serde_json::Value;
 /// A ConfigMap created with a name that starts so marks the end of a phase (`kubectl create
 /// configmap rsmc-settle-1`): where the import puts a settle point.
 pub const MARK_PREFIX: &str = "rsmc-settle";
+
+/// A ConfigMap created with a name that starts so, whose `data.step` is a fault step as a
+/// scenario writes it (`kubectl create configmap rsmc-fault-1 --from-literal=step='hold: pods'`),
+/// marks a fault of the environment that the recording cannot show (a controller restarted,
+/// its informer held back): the import puts that step there. `rsmc conform` leaves one before
+/// every fault it forces; a user who injects faults with other tools can do the same.
+pub const FAULT_MARK_PREFIX: &str = "rsmc-fault";
+
+/// The fault the ConfigMap `name` marks, when its name says it marks one: its `data.step`
+/// read as a fault step (`Err` says what is wrong with it). `None` for any other ConfigMap.
+pub fn fault_marked(name: &str, configmap: &Value) -> Option<Result<StepKind, String>> {
+    if !name.starts_with(FAULT_MARK_PREFIX) {
+        return None;
+    }
+    Some(match configmap["data"]["step"].as_str() {
+        Some(text) => crate::scenario::fault_step(text)
+            .map_err(|e| format!("fault mark ConfigMap {name}: data.step: {e}")),
+        None => Err(format!(
+            "fault mark ConfigMap {name}: no data.step; expected the fault as a scenario step, e.g. `hold: pods`"
+        )),
+    })
+}
 
 /// One request that wrote, or tried to write, a pod or a ReplicaSet.
 #[derive(Clone, Debug)]
@@ -82,6 +105,12 @@ pub enum Entry {
         namespace: String,
         at: Timestamp,
     },
+    /// A fault of the environment was forced here ([`FAULT_MARK_PREFIX`]).
+    Fault {
+        namespace: String,
+        at: Timestamp,
+        step: StepKind,
+    },
     /// The namespace's deletion was asked for (received then): what follows is its teardown.
     NamespaceDeleted {
         namespace: String,
@@ -99,6 +128,7 @@ impl Entry {
         match self {
             Entry::Write(r) => &r.namespace,
             Entry::Mark { namespace, .. }
+            | Entry::Fault { namespace, .. }
             | Entry::NamespaceDeleted { namespace, .. }
             | Entry::Quiet { namespace } => namespace,
         }

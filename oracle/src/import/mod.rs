@@ -227,7 +227,7 @@ impl Recording {
             .into_iter()
             .filter(|e| match (e, teardown) {
                 (Entry::Write(r), Some(cut)) => r.at < cut || !r.seen.is_empty(),
-                (Entry::Mark { at, .. }, Some(cut)) => *at < cut,
+                (Entry::Mark { at, .. } | Entry::Fault { at, .. }, Some(cut)) => *at < cut,
                 (Entry::NamespaceDeleted { .. }, _) => false,
                 _ => true,
             })
@@ -239,6 +239,7 @@ impl Recording {
             segments
                 .iter()
                 .flatten()
+                .filter_map(written)
                 .find_map(|r| release_of(&r.user_agent))
         });
         let mut importer = Importer::default();
@@ -263,7 +264,12 @@ impl Recording {
                 format!("no write to a pod or a ReplicaSet in namespace {namespace:?}"),
             ));
         }
-        let lines: Vec<usize> = segments.iter().flatten().map(|r| r.line).collect();
+        let lines: Vec<usize> = segments
+            .iter()
+            .flatten()
+            .filter_map(written)
+            .map(|r| r.line)
+            .collect();
         summary.first_line = lines.first().copied().unwrap_or(0);
         summary.last_line = lines.last().copied().unwrap_or(0);
         summary.segments = importer.out.len();
@@ -335,30 +341,80 @@ fn choose_namespace(
     }
 }
 
-/// The writes cut into segments: at marks when there are any, else at quiet gaps (of
-/// `quiet`, or where the reader found the cluster quiet when `quiet` is `None`).
-fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Request>> {
+/// The writes and faults cut into segments (each a list of [`Entry::Write`] and
+/// [`Entry::Fault`]): at marks when there are any, else at quiet gaps (of `quiet`, or where
+/// the reader found the cluster quiet when `quiet` is `None`) — between writes and faults,
+/// a fault after a gap beginning the next segment.
+///
+/// No gap is a settle point while watch events are held (from a `hold` to its `release`):
+/// no writes is then not a settled controller. With its ReplicaSet events held after an
+/// orphan delete, the v1.37.2 controller retries adopting the orphaned pod (a live recheck
+/// refuses each time) and never settles, as the model says (forced/adoption-under-a-stale-
+/// cache, where the runner waits for such a quiet gap before it releases the events).
+fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Entry>> {
     let marked = entries.iter().any(|e| matches!(e, Entry::Mark { .. }));
-    let mut out: Vec<Vec<Request>> = vec![Vec::new()];
+    let mut out: Vec<Vec<Entry>> = vec![Vec::new()];
     let mut last_at = None;
+    let mut held = Held::default();
     for e in entries {
         match e {
             Entry::Mark { .. } => out.push(Vec::new()),
             Entry::NamespaceDeleted { .. } => {}
             Entry::Quiet { .. } if !marked => out.push(Vec::new()),
             Entry::Quiet { .. } => {}
-            Entry::Write(r) => {
-                let gap = last_at.map(|t: k8s_openapi::jiff::Timestamp| r.at.duration_since(t));
-                if !marked && quiet.is_some_and(|q| gap.is_some_and(|g| g >= q)) {
+            Entry::Write(_) | Entry::Fault { .. } => {
+                let at = match &e {
+                    Entry::Write(r) => r.at,
+                    Entry::Fault { at, .. } => *at,
+                    _ => unreachable!("matched above"),
+                };
+                let gap = last_at.map(|t: k8s_openapi::jiff::Timestamp| at.duration_since(t));
+                let wrote = out.last().unwrap().iter().any(|e| written(e).is_some());
+                let gapped = quiet.is_some_and(|q| gap.is_some_and(|g| g >= q));
+                if !marked && wrote && gapped && held.none() {
                     out.push(Vec::new());
                 }
-                last_at = Some(r.at);
-                out.last_mut().unwrap().push(*r);
+                if let Entry::Fault { step, .. } = &e {
+                    held.follow(step);
+                }
+                last_at = Some(at);
+                out.last_mut().unwrap().push(e);
             }
         }
     }
     out.retain(|s| !s.is_empty());
     out
+}
+
+/// The kinds whose watch events a fault holds back from the controller, as the faults go.
+#[derive(Default)]
+pub(crate) struct Held(BTreeSet<rsmc_spec::api::Kind>);
+
+impl Held {
+    pub(crate) fn follow(&mut self, step: &StepKind) {
+        match step {
+            StepKind::Hold { kind } => {
+                self.0.insert(*kind);
+            }
+            StepKind::Release { kind } => {
+                self.0.remove(kind);
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether nothing is held: a quiet gap may be a settle point.
+    pub(crate) fn none(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The write an entry is, if it is one.
+fn written(entry: &Entry) -> Option<&Request> {
+    match entry {
+        Entry::Write(r) => Some(r),
+        _ => None,
+    }
 }
 
 /// `v1.20.2` from `kube-controller-manager/v1.20.2 (linux/amd64) kubernetes/faecb19/…`.
@@ -478,10 +534,10 @@ impl Importer {
         })
     }
 
-    /// One segment's writes: its events, its steps and its settle point.
+    /// One segment's writes and faults: its events, its steps and its settle point.
     fn segment(
         &mut self,
-        requests: &[Request],
+        entries: &[Entry],
         summary: &mut Summary,
     ) -> Result<(), (usize, usize, String)> {
         let mut events = Vec::new();
@@ -490,7 +546,18 @@ impl Importer {
         let mut last_client_step: Option<(usize, k8s_openapi::jiff::Timestamp)> = None;
         // Creates answered with a server error: they may have created the object all the same.
         let mut lost: Vec<&Request> = Vec::new();
-        for r in requests {
+        for e in entries {
+            let r: &Request = match e {
+                Entry::Write(r) => r,
+                Entry::Fault { step, .. } => {
+                    // Where it was forced among the clients' steps; the controllers' writes
+                    // around it are the model's to place.
+                    self.steps.push(Step::new(step.clone()));
+                    last_client_step = None;
+                    continue;
+                }
+                _ => continue,
+            };
             summary.writes += 1;
             if !r.accepted() {
                 if r.code >= 500 {

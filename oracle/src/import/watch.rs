@@ -2,7 +2,8 @@
 //! (`{"type":"ADDED","object":{…}}`) printed one after another, each a JSON object that may
 //! span lines (kubectl v1.37.2 prints one a line; other printers indent them), for pods and
 //! ReplicaSets, and optionally namespaces (where a namespace's deletion began: the end of
-//! its recording) and ConfigMaps (the user's marks, [`super::entry::MARK_PREFIX`]).
+//! its recording) and ConfigMaps (the marks, [`super::entry::MARK_PREFIX`] and
+//! [`super::entry::FAULT_MARK_PREFIX`]).
 //!
 //! What kubectl prints, checked with kubectl v1.37.2 against a v1.37.2 API server:
 //! - one resource type per command (`kubectl get pods,rs --watch` is refused: "you may only

@@ -27,8 +27,11 @@
 //! Succeeded or Failed), of which one not being deleted keeps `spec.replicas`; none is being orphan-deleted,
 //! or foreground-deleted with a dependent not yet being deleted; no pod that is not being
 //! deleted belongs to a ReplicaSet that is gone. A settle point goes at the first such point
-//! between two timed writes. With marks (ConfigMaps named [`super::entry::MARK_PREFIX`]…, in
-//! a watch of ConfigMaps) the settle points are the marks instead.
+//! between two timed writes (before a fault forced there), unless watch events are held
+//! then. With marks (ConfigMaps named
+//! [`super::entry::MARK_PREFIX`]…, in a watch of ConfigMaps) the settle points are the marks
+//! instead. A fault mark ([`super::entry::FAULT_MARK_PREFIX`]…) puts its fault step where it
+//! is in the stream.
 //!
 //! **Who deleted.** With a watch of the ReplicaSet controllers' `SuccessfulDelete` events
 //! ([`crate::delete_claims`]), each claim is the controller's for the last deletion of a pod
@@ -42,7 +45,7 @@
 //! left out. Without one, they are read as any other deletions.
 
 use super::attribute::{self, Owners, CONTROLLER_MANAGER};
-use super::entry::{Contents, Entry, Request, MARK_PREFIX};
+use super::entry::{fault_marked, Contents, Entry, Request, MARK_PREFIX};
 use super::history::Change;
 use super::watch::{Resource, Seen};
 use super::writer::{Attribution, Writer};
@@ -107,6 +110,8 @@ enum Item {
         settled: bool,
     },
     Mark(Timestamp),
+    /// A fault mark: the step forced there.
+    Fault(crate::scenario::StepKind),
     End(Option<Timestamp>),
 }
 
@@ -218,7 +223,13 @@ impl Follow<'_> {
                     continue;
                 }
                 Resource::ConfigMap => {
-                    if e.event_type == EventType::Added && e.name().starts_with(MARK_PREFIX) {
+                    if e.event_type != EventType::Added {
+                        continue;
+                    }
+                    if let Some(step) = fault_marked(e.name(), &e.object) {
+                        let step = step.map_err(|m| (e.file, e.line, m))?;
+                        self.items.push(Item::Fault(step));
+                    } else if e.name().starts_with(MARK_PREFIX) {
                         let at = time_of(&e.object, "creationTimestamp");
                         self.items
                             .push(Item::Mark(at.unwrap_or(Timestamp::UNIX_EPOCH)));
@@ -407,10 +418,16 @@ impl Follow<'_> {
         }
         let m = attribute::manager(kind, before, after)?;
         let writer = self.writer_of(&m.manager, kind, Some(before), after)?;
+        // A write that changed the status alone went through `status` (the main resource
+        // ignores a status), whatever the entry says: before v1.22 one manager's entry (the
+        // runner's `unknown`, labelling and writing the kubelet's status) names none.
+        let status = (attribute::part(kind, before, after) == attribute::Part::Status)
+            .then(|| "status".to_string());
         let subresource = match &writer {
-            Writer::Client(_) => Some(m.subresource.clone()).filter(|s| !s.is_empty()),
-            _ => (attribute::part(kind, before, after) == attribute::Part::Status)
-                .then(|| "status".to_string()),
+            Writer::Client(_) => Some(m.subresource.clone())
+                .filter(|s| !s.is_empty())
+                .or(status),
+            _ => status,
         };
         Ok(Write {
             writer,
@@ -576,21 +593,28 @@ fn settle_points(items: Vec<Item>, namespace: &str, quiet: SignedDuration) -> Ve
     let mut cut: Option<(usize, usize)> = None;
     let mut last_at: Option<Timestamp> = None;
     let mut settled = false;
+    let mut held = super::Held::default();
     for (i, item) in items.into_iter().enumerate() {
+        // A quiet gap's settle point goes before the first write or fault after it, unless
+        // watch events are held then (see `super::segments`): that gap is no settle point.
+        if matches!(item, Item::Write { .. } | Item::Fault(_)) {
+            if let (true, Some((li, lt)), Some((ni, nt))) = (settled, latest, next[i]) {
+                if nt.duration_since(lt) >= quiet && cut != Some((li, ni)) {
+                    if held.none() {
+                        out.push(Entry::Quiet {
+                            namespace: namespace.to_string(),
+                        });
+                    }
+                    cut = Some((li, ni));
+                }
+            }
+        }
         match item {
             Item::Write {
                 mut request,
                 own,
                 settled: after,
             } => {
-                if let (true, Some((li, lt)), Some((ni, nt))) = (settled, latest, next[i]) {
-                    if nt.duration_since(lt) >= quiet && cut != Some((li, ni)) {
-                        out.push(Entry::Quiet {
-                            namespace: namespace.to_string(),
-                        });
-                        cut = Some((li, ni));
-                    }
-                }
                 let base = own
                     .or(latest.map(|(_, t)| t))
                     .or(next[i].map(|(_, t)| t))
@@ -614,6 +638,14 @@ fn settle_points(items: Vec<Item>, namespace: &str, quiet: SignedDuration) -> Ve
                 namespace: namespace.to_string(),
                 at,
             }),
+            Item::Fault(step) => {
+                held.follow(&step);
+                out.push(Entry::Fault {
+                    namespace: namespace.to_string(),
+                    at: last_at.unwrap_or(Timestamp::UNIX_EPOCH),
+                    step,
+                })
+            }
             Item::End(at) => {
                 // After every write kept: the teardown is cut by the stream's order already.
                 let at = match (at, last_at.and_then(|l| l.checked_add(tick).ok())) {

@@ -113,6 +113,7 @@ mod write;
 
 pub use crate::yaml::Error;
 pub use compile::{compile, Compiled};
+pub use parse::fault_step;
 pub use step::{resource_name, Apply, ApplySource, Step, StepKind};
 pub use write::from_actions;
 

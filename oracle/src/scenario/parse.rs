@@ -281,6 +281,29 @@ fn step(ctx: &Ctx, path: &FieldPath) -> Result<Step, Error> {
     })
 }
 
+/// A fault step written alone, as in a scenario's list (`hold: pods`, `restartController`):
+/// what a fault mark carries. `Err` is the reason, with where in `text` it is.
+pub fn fault_step(text: &str) -> Result<StepKind, String> {
+    let here = Path::new("the step");
+    let docs = yaml::load_str(here, text).map_err(|e| e.to_string())?;
+    let Some(doc) = docs.first() else {
+        return Err("empty: expected a fault step such as `hold: pods`".to_string());
+    };
+    let ctx = Ctx {
+        doc,
+        dir: PathBuf::new(),
+        validation: Validation::Api,
+    };
+    let step = step(&ctx, &FieldPath::root()).map_err(|e| e.to_string())?;
+    match step.refused {
+        None if step.kind.is_fault() => Ok(step.kind),
+        _ => Err(format!(
+            "`{}` is not a fault: a mark may carry only a step the recording cannot show (restartController, expireExpectations, relist, startSecondLeader, stopFirstLeader, hold, release)",
+            text.trim()
+        )),
+    }
+}
+
 /// A step's `refused`: the reason of a `metav1.Status`.
 fn reason(ctx: &Ctx, path: &FieldPath) -> Result<Reason, Error> {
     match ctx.doc.get(path) {

@@ -139,6 +139,23 @@ impl Step {
 }
 
 impl StepKind {
+    /// Whether the step is a fault the environment suffers (a controller's restart or
+    /// handover, its informer held back or relisting, its expectations expiring) rather than a
+    /// request to the API server: no recording of the API server shows it, so an import learns
+    /// of it only from a mark the one who forced it left ([`crate::import::entry::FAULT_MARK_PREFIX`]).
+    pub fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            StepKind::RestartController { .. }
+                | StepKind::ExpireExpectations { .. }
+                | StepKind::Relist { .. }
+                | StepKind::StartSecondLeader
+                | StepKind::StopFirstLeader
+                | StepKind::Hold { .. }
+                | StepKind::Release { .. }
+        )
+    }
+
     /// The step-kind keyword the scenario format uses for it.
     pub fn keyword(&self) -> &'static str {
         match self {

@@ -96,6 +96,14 @@ impl Scenario {
     }
 }
 
+impl Step {
+    /// The step alone as the scenario format writes it in a list (`hold: pods`), for a fault
+    /// mark; read back by [`super::fault_step`].
+    pub fn to_yaml(&self) -> String {
+        emit::to_string(&step_value(self), KEY_ORDER)
+    }
+}
+
 /// A step as the format writes it, with the refusal it expects beside its kind.
 fn step_value(step: &Step) -> Value {
     let mut value = kind_value(&step.kind);
