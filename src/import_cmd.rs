@@ -19,8 +19,9 @@ pub struct ImportArgs {
     )]
     pub audit_log: Option<PathBuf>,
     /// The output of `kubectl get pods|replicasets [-A] --watch --output-watch-events -o json`
-    /// (repeatable: one file per resource type, or several in one; namespaces and ConfigMaps
-    /// may be watched too, for the recording's end and the user's marks).
+    /// (repeatable: one file per resource type, or several in one; namespaces, ConfigMaps and
+    /// the controllers' SuccessfulDelete events may be watched too, for the recording's end,
+    /// the marks and who deleted).
     #[arg(long, value_name = "FILE")]
     pub watch: Vec<PathBuf>,
     /// The namespace to import (needed when the log writes to more than one).
@@ -30,7 +31,9 @@ pub struct ImportArgs {
     #[arg(long)]
     pub all_namespaces: bool,
     /// Seconds without a write that end a segment (a settle point), unless the log has
-    /// marks (ConfigMaps created named rsmc-settle…), which then end segments instead.
+    /// marks (ConfigMaps created named rsmc-settle…), which then end segments instead. A
+    /// ConfigMap named rsmc-fault… marks a fault forced there (its data.step, e.g. `hold:
+    /// pods`; `rsmc conform` leaves them), which the scenario then takes.
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub quiet_window: f64,
     /// The user name, or user-agent prefix, of the ReplicaSet controller under test when it
