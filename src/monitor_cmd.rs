@@ -158,11 +158,18 @@ async fn monitor(args: &MonitorArgs) -> i32 {
             "rsmc monitor: warning: cannot list events, so a controller's deletions are not judged (grant list and watch on events)"
         );
     }
+    let mut fault_marks = false;
     if args.judge {
         if let Err(e) = monitor::check_namespace_access(&client, namespace.as_deref()).await {
             return bad(format!(
                 "{e} (--judge needs list and watch on namespaces; README: `rsmc monitor`)"
             ));
+        }
+        match monitor::check_fault_mark_access(&client, namespace.as_deref()).await {
+            Ok(()) => fault_marks = true,
+            Err(e) => eprintln!(
+                "rsmc monitor: warning: {e}, so the fault marks rsmc conform leaves are not seen and a run with forced faults may be judged without them (grant list and watch on configmaps)"
+            ),
         }
     }
     let mut controllers: Vec<String> = attribution::DEFAULT_CONTROLLERS
@@ -185,6 +192,7 @@ async fn monitor(args: &MonitorArgs) -> i32 {
         bug: args.switches.bug,
         fixes: args.switches.fixes.clone(),
         quiet: Duration::from_secs_f64(args.quiet_window),
+        fault_marks,
     });
     let options = Options {
         namespace: namespace.clone(),

@@ -7,12 +7,13 @@
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ObjectMeta, PostParams};
 use kube::Client;
-use rsmc_oracle::import::entry::FAULT_MARK_PREFIX;
+use rsmc_oracle::import::entry::{FAULT_MARK_LABEL, FAULT_MARK_PREFIX};
 use rsmc_oracle::scenario::Step;
 use std::collections::BTreeMap;
 
 /// Create the mark of the scenario's step `index` (0-based), a fault, in `namespace`: the
-/// ConfigMap `rsmc-fault-N` (N the step's 1-based number) whose `data.step` is the step.
+/// ConfigMap `rsmc-fault-N` (N the step's 1-based number) whose `data.step` is the step,
+/// labelled [`FAULT_MARK_LABEL`].
 pub async fn leave(
     client: &Client,
     namespace: &str,
@@ -22,6 +23,10 @@ pub async fn leave(
     let mark = ConfigMap {
         metadata: ObjectMeta {
             name: Some(format!("{FAULT_MARK_PREFIX}-{}", index + 1)),
+            labels: Some(BTreeMap::from([(
+                FAULT_MARK_LABEL.0.to_string(),
+                FAULT_MARK_LABEL.1.to_string(),
+            )])),
             ..ObjectMeta::default()
         },
         data: Some(BTreeMap::from([("step".to_string(), step.to_yaml())])),

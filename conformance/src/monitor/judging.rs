@@ -1,7 +1,8 @@
 //! `rsmc monitor --judge`: what the watches saw of each namespace, kept as the stream a
 //! `kubectl get --watch --output-watch-events -o json` of pods, ReplicaSets and namespaces
 //! would have printed (with the ReplicaSet controllers' `SuccessfulDelete` events, which name
-//! who deleted a pod, when the monitor may watch events), and handed to the watch import and the oracle
+//! who deleted a pod, when the monitor may watch events, and the fault marks `rsmc conform`
+//! leaves, when it may watch ConfigMaps), and handed to the watch import and the oracle
 //! ([`rsmc_oracle::import::Recording::read_watch_streams`], [`Imported::judge`]) each time the
 //! namespace has been quiet for the quiet window after a change. So a namespace is judged
 //! exactly as `rsmc import --watch` and `rsmc oracle` would judge a recording of it, with the
@@ -55,6 +56,10 @@ pub struct JudgeSettings {
     pub fixes: Vec<Fix>,
     /// A namespace is judged once it has had no change for this long.
     pub quiet: Duration,
+    /// Whether the fault marks `rsmc conform` leaves are watched (ConfigMaps labelled
+    /// [`rsmc_oracle::import::entry::FAULT_MARK_LABEL`]; it needs list and watch on
+    /// ConfigMaps): a run with forced faults is then judged with them.
+    pub fault_marks: bool,
 }
 
 /// Which watch an event came from.
@@ -65,6 +70,8 @@ pub enum Source {
     Namespaces,
     /// The controllers' `SuccessfulDelete` events.
     Events,
+    /// The fault marks (ConfigMaps).
+    Marks,
 }
 
 /// One namespace's history, as a watch stream.
@@ -99,7 +106,7 @@ pub struct Recorder {
     /// Namespaces judged for the last time, and when.
     ended: HashMap<String, Instant>,
     /// Whether each watch has delivered its first list.
-    listed: [bool; 4],
+    listed: [bool; 5],
 }
 
 impl Recorder {
@@ -110,7 +117,7 @@ impl Recorder {
             bytes: 0,
             left_alone: HashSet::new(),
             ended: HashMap::new(),
-            listed: [false; 4],
+            listed: [false; 5],
         }
     }
 
@@ -219,9 +226,9 @@ impl Recorder {
         K: kube::Resource + Serialize,
     {
         let namespace = namespace_of(source, object);
-        if source == Source::Events {
-            // Old events are history; a re-list brings back the claims made in a gap, which
-            // the import puts in place by their resourceVersion.
+        if matches!(source, Source::Events | Source::Marks) {
+            // Old events and marks are history; a re-list brings back those made in a gap,
+            // which the import puts in place by their resourceVersion.
             if self.listed[source as usize] && self.histories.contains_key(&namespace) {
                 return self.record(source, object, false, now);
             }

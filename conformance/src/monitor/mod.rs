@@ -90,6 +90,7 @@ enum Input {
     ReplicaSet(watcher::Result<watcher::Event<apps::ReplicaSet>>),
     Event(watcher::Result<watcher::Event<core::Event>>),
     Namespace(watcher::Result<watcher::Event<core::Namespace>>),
+    Mark(watcher::Result<watcher::Event<core::ConfigMap>>),
 }
 
 /// The field selector of the deletions' events.
@@ -135,6 +136,27 @@ fn namespaces_watched(
         None => config,
     };
     (Api::all(client.clone()), config)
+}
+
+/// The watch of the fault marks: ConfigMaps with their label only.
+fn fault_marks() -> watcher::Config {
+    let (key, value) = rsmc_oracle::import::entry::FAULT_MARK_LABEL;
+    watcher::Config::default().labels(&format!("{key}={value}"))
+}
+
+/// Whether `--judge` may list and watch the fault marks (ConfigMaps, by their label).
+pub async fn check_fault_mark_access(
+    client: &Client,
+    namespace: Option<&str>,
+) -> Result<(), String> {
+    let params = ListParams::default()
+        .limit(1)
+        .labels(&fault_marks().label_selector.unwrap_or_default());
+    api::<core::ConfigMap>(client, namespace)
+        .list_metadata(&params)
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("cannot list configmaps: {e}"))
 }
 
 /// Whether `--judge` may list and watch namespaces (it must see where each one starts and
@@ -186,14 +208,18 @@ pub async fn run(
         streams.push(events);
     }
     let mut recorder = options.judge.clone().map(Recorder::new);
-    if recorder.is_some() {
-        let (api, config) = namespaces_watched(&client, ns);
+    if let Some(judge) = &options.judge {
+        let (namespaces, config) = namespaces_watched(&client, ns);
         streams.push(
-            watcher(api, config)
+            watcher(namespaces, config)
                 .default_backoff()
                 .map(Input::Namespace)
                 .boxed(),
         );
+        if judge.fault_marks {
+            let marks = watcher(api::<core::ConfigMap>(&client, ns), fault_marks());
+            streams.push(marks.default_backoff().map(Input::Mark).boxed());
+        }
     }
     let (verdicts_in, mut verdicts) = tokio::sync::mpsc::unbounded_channel();
     let mut nonconforming = 0;
@@ -277,6 +303,7 @@ fn record(recorder: &mut Recorder, input: &Input) -> (Vec<Report>, Option<judgin
         Input::ReplicaSet(Ok(e)) => (recorder.event(Source::ReplicaSets, e, now), None),
         Input::Event(Ok(e)) => (recorder.event(Source::Events, e, now), None),
         Input::Namespace(Ok(e)) => recorder.namespace_event(e, now),
+        Input::Mark(Ok(e)) => (recorder.event(Source::Marks, e, now), None),
         _ => (Vec::new(), None),
     }
 }
@@ -301,8 +328,9 @@ fn handle(monitor: &mut Monitor, input: Input) -> Vec<Report> {
         Input::Pod(Err(e)) => failed(monitor, Watch::Pods, e, now),
         Input::ReplicaSet(Err(e)) => failed(monitor, Watch::ReplicaSets, e, now),
         Input::Event(Err(e)) => failed(monitor, Watch::Events, e, now),
-        // The namespaces matter to `--judge` alone; their watch retries by itself.
-        Input::Namespace(_) => Vec::new(),
+        // The namespaces and the marks matter to `--judge` alone; their watches retry by
+        // themselves.
+        Input::Namespace(_) | Input::Mark(_) => Vec::new(),
     }
 }
 

@@ -22,6 +22,11 @@ pub const MARK_PREFIX: &str = "rsmc-settle";
 /// every fault it forces; a user who injects faults with other tools can do the same.
 pub const FAULT_MARK_PREFIX: &str = "rsmc-fault";
 
+/// The label `rsmc conform` puts on its fault marks, so that `rsmc monitor --judge` can watch
+/// them alone (a label selector) rather than every ConfigMap of the cluster. The import goes
+/// by the name.
+pub const FAULT_MARK_LABEL: (&str, &str) = ("rsmc.io/mark", "fault");
+
 /// The fault the ConfigMap `name` marks, when its name says it marks one: its `data.step`
 /// read as a fault step (`Err` says what is wrong with it). `None` for any other ConfigMap.
 pub fn fault_marked(name: &str, configmap: &Value) -> Option<Result<StepKind, String>> {
