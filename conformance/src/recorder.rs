@@ -180,6 +180,7 @@ impl Recorder {
                 event_type: e.event_type,
                 step,
                 object: e.object,
+                floating: false,
             });
         }
         out

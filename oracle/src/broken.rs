@@ -298,6 +298,7 @@ mod tests {
             step: None,
             resource_version: 0,
             object: Object::Pod(Arc::new(pod)),
+            floating: false,
         }
     }
 
@@ -390,6 +391,7 @@ mod tests {
             step: None,
             resource_version: 0,
             object: Object::ReplicaSet(Arc::new(orphaning)),
+            floating: false,
         };
         let before = cluster(rs(1), vec![pod("a", 2, true)]);
         let mut seen_orphaning = rs(1);
@@ -400,6 +402,7 @@ mod tests {
             step: Some(1),
             resource_version: 0,
             object: Object::ReplicaSet(Arc::new(seen_orphaning)),
+            floating: false,
         };
         let events = [marked, owner_gone, gone];
         let sem = Profile::K8s120.semantics();

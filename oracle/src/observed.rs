@@ -16,8 +16,11 @@
 //!           "type": "ADDED" | "MODIFIED" | "DELETED",   //   null when they were not recorded
 //!           "step": 0,                      // the scenario step whose own write this is
 //!                                           //   (see below); absent for anyone else's
-//!           "object": { … }                 // the object as the watch delivered it (apps/v1
-//!         }, …                              //   ReplicaSet or v1 Pod, with kind/apiVersion)
+//!           "object": { … },                // the object as the watch delivered it (apps/v1
+//!                                           //   ReplicaSet or v1 Pod, with kind/apiVersion)
+//!           "floating": true                // optional: the recording gives only the earliest
+//!                                           //   place of this event (see below)
+//!         }, …
 //!       ],
 //!       "refused": [                        // optional: requests of the segment's apply,
 //!         {                                 //   scale and ReplicaSet delete steps that the
@@ -41,6 +44,12 @@
 //! label, the scheduler's binding, the kubelet's reports) can own an event, and only in the
 //! segment of the settle point after it; anything else is refused as bad input
 //! ([`crate::step_numbering`]), since judged it would read as a controller fault.
+//!
+//! `floating` is for recordings that do not give every event's resourceVersion (an audit
+//! log: [`crate::import`]). Such an event is placed as early as the recording allows; it may
+//! have been committed anywhere from there up to the next event of the same object, so the
+//! oracle lets a model run make it at any point of that stretch, and takes whichever point a
+//! run needs. A runner's own recording, ordered by the watch, never has it.
 //!
 //! `refused` is how a step that the scenario expects to be refused (`refused: Invalid`) is
 //! judged on the cluster's side: a refused request writes nothing, so only the runner that
@@ -98,6 +107,10 @@ pub struct RawEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<usize>,
     pub object: serde_json::Value,
+    /// The recording gives only the earliest place this event may have: it was committed
+    /// there or later, before the next event of the same object (see the schema above).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub floating: bool,
 }
 
 /// The objects at a settle point, as listed.
@@ -149,6 +162,8 @@ pub struct Event {
     pub step: Option<usize>,
     pub resource_version: u64,
     pub object: Object,
+    /// Placed at the earliest point the recording allows ([`RawEvent::floating`]).
+    pub floating: bool,
 }
 
 /// The objects at a settle point, abstracted.
@@ -259,6 +274,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
                         step: e.step,
                         resource_version: rv,
                         object,
+                        floating: e.floating,
                     });
                 }
                 Some(out)

@@ -226,14 +226,19 @@ fn same_actor(
 }
 
 /// A node of a search over recorded writes: a model state, how many of the segment's
-/// visible recorded writes it has produced, the renaming so far, and the grace-0 removals it
-/// made that the recording has not shown yet.
+/// visible recorded writes it has gone past, the renaming so far, the grace-0 removals it
+/// made that the recording has not shown yet, and the floating recorded writes it went past
+/// without producing them yet.
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
     pub state: State,
     pub matched: usize,
     pub binding: Binding,
     deferred: Vec<Deferred>,
+    /// Indices (into the visible writes) of floating events ([`Event::floating`]) the
+    /// search went past: a later model write must produce each, before the next recorded
+    /// write of the same object.
+    postponed: Vec<usize>,
 }
 
 impl Node {
@@ -244,6 +249,7 @@ impl Node {
             matched: 0,
             binding,
             deferred: Vec::new(),
+            postponed: Vec::new(),
         }
     }
 
@@ -254,6 +260,7 @@ impl Node {
             self.matched,
             &self.binding,
             &self.deferred,
+            &self.postponed,
         ))
     }
 }
@@ -294,7 +301,10 @@ pub(crate) struct Expansion {
 impl Expansion {
     /// Whether the node ends the segment: settled with every recorded write produced.
     pub fn ends(&self, node: &Node, visible: usize) -> bool {
-        self.settled && node.matched == visible && node.deferred.is_empty()
+        self.settled
+            && node.matched == visible
+            && node.deferred.is_empty()
+            && node.postponed.is_empty()
     }
 }
 
@@ -310,6 +320,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
         matched: i,
         binding: b,
         deferred,
+        postponed,
     } = node;
     let i = *i;
     let mut next = Vec::new();
@@ -336,9 +347,25 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                         matched: i + 1,
                         binding: b2,
                         deferred: rest,
+                        postponed: postponed.clone(),
                     },
                 ));
             }
+        }
+        // A floating write may have been committed later: go past it, to be made later.
+        if e.floating {
+            let mut later = postponed.clone();
+            later.push(i);
+            next.push((
+                Likely::Other,
+                Node {
+                    state: s.clone(),
+                    matched: i + 1,
+                    binding: b.clone(),
+                    deferred: deferred.clone(),
+                    postponed: later,
+                },
+            ));
         }
     }
     if s.script.step as usize > segment.settle {
@@ -391,54 +418,43 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                     matched: i,
                     binding: b.clone(),
                     deferred: deferred.clone(),
+                    postponed: postponed.clone(),
                 },
             ));
             continue;
         }
-        let mut b2 = b.clone();
-        let prefix = writes
-            .iter()
-            .enumerate()
-            .take_while(|(j, (ty, obj))| {
-                visible.get(i + j).is_some_and(|(_, e)| {
-                    same_actor(segment, s, &action, visible, i + j)
-                        && same_write(&mut b2, (*ty, obj), (e.event_type, &e.object))
-                })
-            })
-            .count();
+        let met = meet(segment, s, &action, visible, node, &writes);
+        let prefix = met.len();
         if prefix == writes.len() {
+            let last = met.last().expect("a step with writes");
             next.push((
                 Likely::RecordedWrite,
                 Node {
                     state: n.clone(),
-                    matched: i + writes.len(),
-                    binding: b2,
+                    matched: last.cursor,
+                    binding: last.binding.clone(),
                     deferred: deferred.clone(),
+                    postponed: last.postponed.clone(),
                 },
             ));
         }
         // A grace-0 pod delete whose removal the cluster shows later.
-        if let Some(pod) = deferrable_removal(&writes) {
-            if prefix >= 1 {
-                let mut b3 = b.clone();
-                let first = &writes[0];
-                let e = &visible[i].1;
-                same_write(&mut b3, (first.0, &first.1), (e.event_type, &e.object));
-                let mut more = deferred.clone();
-                more.push(Deferred {
-                    step: e.step,
-                    pod: pod.clone(),
-                });
-                next.push((
-                    Likely::RecordedWrite,
-                    Node {
-                        state: n,
-                        matched: i + 1,
-                        binding: b3,
-                        deferred: more,
-                    },
-                ));
-            }
+        if let (Some(pod), Some(first)) = (deferrable_removal(&writes), met.first()) {
+            let mut more = deferred.clone();
+            more.push(Deferred {
+                step: visible[first.at].1.step,
+                pod: pod.clone(),
+            });
+            next.push((
+                Likely::RecordedWrite,
+                Node {
+                    state: n,
+                    matched: first.cursor,
+                    binding: first.binding.clone(),
+                    deferred: more,
+                    postponed: first.postponed.clone(),
+                },
+            ));
         }
         if prefix == writes.len() {
             continue;
@@ -450,7 +466,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
             .map(|(ty, o)| format!("{} {}", event_word(*ty), summary(o)))
             .collect();
         refused.push((
-            i + prefix,
+            met.last().map_or(i, |m| m.cursor),
             b.in_observed_names(&format!(
                 "{} → {}",
                 segment.model.describe(s, &action),
@@ -464,6 +480,81 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
         refused,
         stuck_at,
     }
+}
+
+/// Where one model write met the recording ([`meet`]).
+struct Met {
+    /// The visible recorded write it produced.
+    at: usize,
+    /// The node's `matched`, `binding` and `postponed` once it has.
+    cursor: usize,
+    binding: Binding,
+    postponed: Vec<usize>,
+}
+
+/// How far the writes of one model step (`action` from `s`) follow the recording from
+/// `node`, write by write: each is either a floating write the node went past or the next
+/// recorded one, by the actor the recording names; the next recorded one only when no
+/// write of the same object is still postponed (that one was committed before it). Stops
+/// at the first write that is neither.
+fn meet(
+    segment: &Segment,
+    s: &State,
+    action: &Action,
+    visible: &[(usize, &Event)],
+    node: &Node,
+    writes: &[(EventType, Object)],
+) -> Vec<Met> {
+    let mut out: Vec<Met> = Vec::new();
+    let (mut cursor, mut binding, mut postponed) =
+        (node.matched, node.binding.clone(), node.postponed.clone());
+    for (ty, obj) in writes {
+        let produces = |at: usize, b: &Binding| {
+            let mut trial = b.clone();
+            let e = visible[at].1;
+            (same_actor(segment, s, action, visible, at)
+                && same_write(&mut trial, (*ty, obj), (e.event_type, &e.object)))
+            .then_some(trial)
+        };
+        let earlier = postponed
+            .iter()
+            .enumerate()
+            .find_map(|(k, &at)| produces(at, &binding).map(|b| (k, at, b)));
+        let at = match earlier {
+            Some((k, at, b)) => {
+                postponed.remove(k);
+                binding = b;
+                at
+            }
+            None => {
+                let blocked = |at: usize| {
+                    let object = &visible[at].1.object;
+                    postponed.iter().any(|&p| {
+                        let other = &visible[p].1.object;
+                        other.kind() == object.kind() && other.name() == object.name()
+                    })
+                };
+                match (cursor < visible.len() && !blocked(cursor))
+                    .then(|| produces(cursor, &binding))
+                    .flatten()
+                {
+                    Some(b) => {
+                        binding = b;
+                        cursor += 1;
+                        cursor - 1
+                    }
+                    None => break,
+                }
+            }
+        };
+        out.push(Met {
+            at,
+            cursor,
+            binding: binding.clone(),
+            postponed: postponed.clone(),
+        });
+    }
+    out
 }
 
 /// Whether the next recorded write is to the model's pod `pod` (by its bound name, or its

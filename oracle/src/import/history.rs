@@ -21,7 +21,7 @@
 //!   version is not in the log.
 //!
 //! Events whose resourceVersion the log does not give are placed right after the last event
-//! whose version it gave (see [`super::Order`]).
+//! whose version it gave (see [`super::order`]).
 
 use super::entry::Request;
 use crate::observed::{EventType, RawSnapshot};
@@ -37,6 +37,8 @@ pub struct Change {
     pub object: Value,
     /// Its resourceVersion, when the log gives it.
     pub version: Option<u64>,
+    /// Whether the log gives only a lower bound of its place ([`crate::observed::RawEvent::floating`]).
+    pub floating: bool,
 }
 
 /// What an accepted write did.
@@ -75,7 +77,7 @@ fn version(object: &Value) -> Option<u64> {
 
 /// Whether the object is gone once written so: marked deleted with no finalizer left (and, for
 /// a pod, no grace period left either).
-fn removed(kind: Kind, object: &Value) -> bool {
+pub(super) fn removed(kind: Kind, object: &Value) -> bool {
     let meta = &object["metadata"];
     let marked = !meta["deletionTimestamp"].is_null();
     let finalizers = meta["finalizers"].as_array().is_some_and(|f| !f.is_empty());
@@ -156,6 +158,7 @@ impl Objects {
                     event_type: EventType::Added,
                     object: response,
                     version,
+                    floating: false,
                 }],
             });
         }
@@ -221,16 +224,20 @@ impl Objects {
                 .iter()
                 .any(|f| before["metadata"][f] != after["metadata"][f]);
             if marked {
+                // Committed after the writes that completed before the delete came in (where
+                // the import puts it) and before its removal: the log says no more.
                 changes.push(Change {
                     event_type: EventType::Modified,
                     object: after.clone(),
                     version: None,
+                    floating: true,
                 });
             }
             changes.push(Change {
                 event_type: EventType::Deleted,
                 object: after.clone(),
                 version: new_version,
+                floating: false,
             });
         } else {
             let modified = match new_version {
@@ -242,6 +249,7 @@ impl Objects {
                     event_type: EventType::Modified,
                     object: after.clone(),
                     version: new_version,
+                    floating: false,
                 });
             }
             if gone {
@@ -255,6 +263,7 @@ impl Objects {
                     event_type: EventType::Deleted,
                     object: last,
                     version: None,
+                    floating: false,
                 });
             }
         }

@@ -10,7 +10,7 @@
 //! 2. they are cut into segments: at the user's marks ([`audit::MARK_PREFIX`]) when the log
 //!    has any, else wherever no write happened for the quiet window;
 //! 3. each accepted write becomes the watch events it caused ([`history`]), in commit order
-//!    within its segment as far as the log tells it (`in_commit_order`), and each client's
+//!    within its segment as far as the log tells it ([`order`]), and each client's
 //!    write a scenario step ([`infer`]); the controllers' writes are what the oracle judges.
 //!    A client's request refused as the model's API server can refuse it (an apply, a scale
 //!    or a delete of a ReplicaSet: `Invalid`, `NotFound`) is a step expected to be refused,
@@ -33,6 +33,7 @@ pub mod entry;
 pub mod history;
 pub mod infer;
 pub mod judged;
+mod order;
 pub mod watch;
 pub mod watched;
 pub mod writer;
@@ -44,6 +45,7 @@ use entry::{Entry, Request};
 use history::Objects;
 use infer::Inferred;
 pub use k8s_openapi::jiff::SignedDuration;
+use order::{in_commit_order, removals_after_concurrent_writes, Unordered};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use writer::{Attribution, Writer};
@@ -233,6 +235,7 @@ impl Recording {
             })
             .cloned()
             .collect();
+        let mine = removals_after_concurrent_writes(mine);
         let quiet = (!self.read.quiet_found).then_some(options.quiet);
         let segments = segments(mine, quiet);
         let server = options.server.clone().or_else(|| {
@@ -434,63 +437,6 @@ struct Importer {
     version: u64,
 }
 
-/// An event of a segment, before it is put in order.
-struct Unordered<'a> {
-    request: &'a Request,
-    version: Option<u64>,
-    event: RawEvent,
-}
-
-/// The events of a segment in the order the API server committed them, as far as the log
-/// tells it. An event whose version the log gives goes by it. One whose version it does not
-/// give (a binding, a deletion's mark or its removal) was committed after every write whose
-/// answer completed before its request came in and after every earlier write to the same
-/// object; a removal also after its own request's mark and after every write to the
-/// object. A controller's or the garbage collector's is also put after every client write
-/// that came in before its request: it may be the answer to it, whose watch event can reach
-/// the controller before the client's answer is complete (a controller deleting pods in
-/// answer to a scale came in 2 ms before the scale's answer was, on v1.37.2). It is put as
-/// early as that allows: right after the latest of those. Writes that ran at the same time
-/// may have been committed in another order.
-fn in_commit_order(events: Vec<Unordered<'_>>) -> Vec<RawEvent> {
-    let uid = |e: &RawEvent| e.object.pointer("/metadata/uid").cloned();
-    let known: Vec<(&Request, u64, Option<serde_json::Value>)> = events
-        .iter()
-        .filter_map(|e| e.version.map(|v| (e.request, v, uid(&e.event))))
-        .collect();
-    let mut keyed: Vec<((u64, u8, usize), RawEvent)> = events
-        .into_iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let key = match e.version {
-                Some(v) => (v, 0, i),
-                None => {
-                    let this = uid(&e.event);
-                    let deletes = e.event.event_type == EventType::Deleted;
-                    let system = !matches!(e.request.writer, Writer::Client(_));
-                    let after = known
-                        .iter()
-                        .filter(|(r, _, object)| {
-                            r.at <= e.request.received
-                                || (system
-                                    && matches!(r.writer, Writer::Client(_))
-                                    && r.received <= e.request.received)
-                                || (std::ptr::eq(*r, e.request) && deletes)
-                                || (*object == this && (deletes || r.line < e.request.line))
-                        })
-                        .map(|(_, v, _)| *v)
-                        .max()
-                        .unwrap_or(0);
-                    (after, 1, i)
-                }
-            };
-            (key, e.event)
-        })
-        .collect();
-    keyed.sort_by_key(|(k, _)| *k);
-    keyed.into_iter().map(|(_, e)| e).collect()
-}
-
 impl Importer {
     /// A system's create whose answer was a server error (a timeout, say) may have created
     /// the object: a later write to an object the log never saw created, by a name that
@@ -530,6 +476,7 @@ impl Importer {
                 event_type: EventType::Added,
                 step: None,
                 object,
+                floating: false,
             },
         })
     }
@@ -620,6 +567,7 @@ impl Importer {
                         event_type: change.event_type,
                         step,
                         object: change.object,
+                        floating: change.floating,
                     },
                 });
             }

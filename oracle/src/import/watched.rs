@@ -293,6 +293,7 @@ impl Follow<'_> {
                         event_type: s.event_type,
                         object: s.object.clone(),
                         version: Some(s.version),
+                        floating: false,
                     })
                     .collect(),
             };
