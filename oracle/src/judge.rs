@@ -124,6 +124,12 @@ pub struct Verdict {
     /// from the exhaustive levels).
     #[serde(skip_serializing_if = "is_zero")]
     pub witness_nodes: usize,
+    /// Recorded writes whose place the recording leaves open (`floating` in the observed
+    /// trace: a deletion's mark whose version an audit log omits) that the run found makes
+    /// later than the recording puts them: the model's reading of what the recording does
+    /// not say.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub floating_moved: usize,
 }
 
 impl Verdict {
@@ -298,9 +304,19 @@ fn witness_first(
         observed,
     };
     match witness::search(&recording, budget, None)? {
-        Found::Run { end, explored } => {
-            witnessed(subject, observed, &recording, &end.0, budget, explored).map(Judged::Verdict)
-        }
+        Found::Run {
+            end,
+            explored,
+            moved,
+        } => witnessed(
+            subject,
+            observed,
+            &recording,
+            &end.0,
+            budget,
+            (explored, moved),
+        )
+        .map(Judged::Verdict),
         Found::Nothing { segment, stop, .. } => {
             if let Some(verdict) = witnessed_further_behind(subject, observed, &settles, budget)? {
                 return Ok(Judged::Verdict(verdict));
@@ -374,9 +390,19 @@ fn witnessed_further_behind(
             observed,
         };
         match witness::search(&recording, &explaining(budget), None) {
-            Ok(Found::Run { end, explored }) => {
-                let mut verdict =
-                    witnessed(&wider, observed, &recording, &end.0, budget, explored)?;
+            Ok(Found::Run {
+                end,
+                explored,
+                moved,
+            }) => {
+                let mut verdict = witnessed(
+                    &wider,
+                    observed,
+                    &recording,
+                    &end.0,
+                    budget,
+                    (explored, moved),
+                )?;
                 let behind = format!(
                     "the cluster's informers were up to {lag} events behind, beyond the scenario's maxLag {bound}: judged with maxLag {lag}"
                 );
@@ -443,7 +469,8 @@ fn step_lines(subject: &Subject, ids: &[usize]) -> Vec<String> {
         .collect()
 }
 
-/// The verdict when the witness search found a run: every settle point conforms at both
+/// The verdict when the witness search found a run (having expanded `explored` nodes and
+/// made `moved` floating writes later than recorded): every settle point conforms at both
 /// levels, and a property the run breaks is one every matching run breaks unless a search
 /// that avoids it finds another run.
 fn witnessed(
@@ -452,7 +479,7 @@ fn witnessed(
     recording: &Recording,
     end: &State,
     budget: &Budget,
-    explored: usize,
+    (explored, moved): (usize, usize),
 ) -> Result<Verdict, JudgeError> {
     let settle_points = observed
         .segments
@@ -498,6 +525,7 @@ fn witnessed(
             )
         }),
         witness_nodes: explored,
+        floating_moved: moved,
     })
 }
 
@@ -574,6 +602,7 @@ fn unexplained(
         broken_as_modelled: Vec::new(),
         note: Some(why),
         witness_nodes: 0,
+        floating_moved: 0,
     }
 }
 
@@ -749,6 +778,7 @@ fn exhaustive(
         broken_as_modelled,
         note: None,
         witness_nodes: 0,
+        floating_moved: 0,
     })
 }
 
@@ -980,6 +1010,16 @@ pub fn render(v: &Verdict) -> String {
         out.push_str(&format!(
             "\njudged by one model run that produces the recording, found in {} search nodes\n",
             v.witness_nodes
+        ));
+    }
+    if v.floating_moved > 0 {
+        let (writes, them, their) = match v.floating_moved {
+            1 => ("write", "it", "its"),
+            _ => ("writes", "them", "their"),
+        };
+        out.push_str(&format!(
+            "the run makes {} recorded {writes} later than the import put {them}: the recording leaves {their} place open (a deletion's mark whose version the audit log omits)\n",
+            v.floating_moved
         ));
     }
     if let Some(note) = &v.note {

@@ -239,6 +239,9 @@ pub(crate) struct Node {
     /// search went past: a later model write must produce each, before the next recorded
     /// write of the same object.
     postponed: Vec<usize>,
+    /// How many floating events the run so far made later than recorded, for the verdict
+    /// (not part of the fingerprint: runs that differ only in it are alike).
+    pub moved: usize,
 }
 
 impl Node {
@@ -250,6 +253,15 @@ impl Node {
             binding,
             deferred: Vec::new(),
             postponed: Vec::new(),
+            moved: 0,
+        }
+    }
+
+    /// A node at the start of the next segment, from one that ended the previous.
+    pub fn next_segment(&self, binding: Binding) -> Self {
+        Node {
+            moved: self.moved,
+            ..Node::start(self.state.clone(), binding)
         }
     }
 
@@ -321,6 +333,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
         binding: b,
         deferred,
         postponed,
+        moved,
     } = node;
     let i = *i;
     let mut next = Vec::new();
@@ -348,6 +361,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                         binding: b2,
                         deferred: rest,
                         postponed: postponed.clone(),
+                        moved: *moved,
                     },
                 ));
             }
@@ -364,6 +378,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                     binding: b.clone(),
                     deferred: deferred.clone(),
                     postponed: later,
+                    moved: *moved,
                 },
             ));
         }
@@ -419,6 +434,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                     binding: b.clone(),
                     deferred: deferred.clone(),
                     postponed: postponed.clone(),
+                    moved: *moved,
                 },
             ));
             continue;
@@ -435,6 +451,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                     binding: last.binding.clone(),
                     deferred: deferred.clone(),
                     postponed: last.postponed.clone(),
+                    moved: moved + last.moved,
                 },
             ));
         }
@@ -453,6 +470,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                     binding: first.binding.clone(),
                     deferred: more,
                     postponed: first.postponed.clone(),
+                    moved: moved + first.moved,
                 },
             ));
         }
@@ -490,6 +508,8 @@ struct Met {
     cursor: usize,
     binding: Binding,
     postponed: Vec<usize>,
+    /// Postponed writes produced so far in the step.
+    moved: usize,
 }
 
 /// How far the writes of one model step (`action` from `s`) follow the recording from
@@ -508,6 +528,7 @@ fn meet(
     let mut out: Vec<Met> = Vec::new();
     let (mut cursor, mut binding, mut postponed) =
         (node.matched, node.binding.clone(), node.postponed.clone());
+    let mut moved = 0;
     for (ty, obj) in writes {
         let produces = |at: usize, b: &Binding| {
             let mut trial = b.clone();
@@ -524,6 +545,7 @@ fn meet(
             Some((k, at, b)) => {
                 postponed.remove(k);
                 binding = b;
+                moved += 1;
                 at
             }
             None => {
@@ -552,6 +574,7 @@ fn meet(
             cursor,
             binding: binding.clone(),
             postponed: postponed.clone(),
+            moved,
         });
     }
     out

@@ -43,6 +43,9 @@ pub enum Found {
         end: Box<(State, Binding)>,
         /// Nodes the search expanded.
         explored: usize,
+        /// Floating recorded writes ([`Event::floating`]) the run makes later than the
+        /// recording puts them.
+        moved: usize,
     },
     /// No run: the recording parts ways with every model run.
     Nothing {
@@ -218,14 +221,12 @@ pub fn search(
             match match_objects(&node.binding, objects, settled) {
                 Some(b) if k + 1 == segments.len() => {
                     return Ok(Found::Run {
+                        moved: node.moved,
                         end: Box::new((node.state, b)),
                         explored: seen.len(),
                     })
                 }
-                Some(b) => stack.push(Entry::Node(
-                    k + 1,
-                    Box::new(Node::start(node.state.clone(), b)),
-                )),
+                Some(b) => stack.push(Entry::Node(k + 1, Box::new(node.next_segment(b)))),
                 None => {
                     if k == furthest.0 {
                         furthest.1.ends_elsewhere = true;

@@ -140,6 +140,13 @@ fn writes_go_in_the_order_they_were_committed() {
     assert_eq!(floating(&marked), 3);
     let v = judged(&marked);
     assert!(v.conforms, "{}", render(&v));
+    // The model's reading is in the verdict: pod1's mark made after the other pod's removal.
+    assert_eq!(v.floating_moved, 1, "{}", render(&v));
+    assert!(
+        render(&v).contains("the run makes 1 recorded write later than the import put it"),
+        "{}",
+        render(&v)
+    );
     // Held to the place the import gave them, the recording is not a model run. (The run
     // above is found in a few dozen nodes; proving that none exists takes minutes, so a small
     // budget: no run found within it.)
