@@ -1,7 +1,7 @@
 //! `rsmc import` of audit logs. The logs in `tests/audit/` were recorded on the local control
 //! plane (v1.20.2, the built-in controller, `rsmc cluster up --audit-log`, `rsmc conform`
 //! running `delete-orphan` and `counterexamples/catalogue-ignore-controller-ref-removal`;
-//! v1.37.2 running `refused-requests`; two namespaces of the suite's logs of a CI run, below),
+//! v1.37.2 running `refused-requests`; four namespaces of the suite's logs of CI runs, below),
 //! cut to their namespace (and managedFields, request bodies but deletions' and bindings',
 //! and some container defaults dropped: the import does not read them). Imported, they
 //! conform; with one write doctored, they are rejected naming the property it breaks; bad
@@ -157,6 +157,35 @@ fn writes_go_in_the_order_they_were_committed() {
         .judge(&Budget::default().with_states(20_000))
         .unwrap();
     assert!(!v.conforms, "{}", render(&v));
+}
+
+/// A system's patch answered with a server error that was committed all the same: the
+/// controller's adoption of pod1, answered 504 as the runner restarted the controller, in the
+/// suite's audit logs of a CI run (2026-11-27). On v1.35.4 the next sync deletes pod1, whose
+/// delete answers with frontend's reference on it; on v1.37.2 it deletes another pod, and the
+/// garbage collector's orphan delete removes frontend's reference from pod1. Either shows the
+/// adoption; read without it, neither recording is a model run.
+#[test]
+fn a_patch_whose_answer_was_lost_is_seen_by_what_follows() {
+    for release in ["v1.35.4", "v1.37.2"] {
+        let imported = imported(&format!("delete-of-a-released-pod.{release}"), |_| {});
+        assert_eq!(imported.summary.lost, 1, "{release}");
+        let adopted = imported.observed.segments[0]
+            .events
+            .iter()
+            .flatten()
+            .find(|e| {
+                e.object["metadata"]["name"] == "pod1"
+                    && e.object["metadata"]["ownerReferences"].is_array()
+            });
+        let adopted = adopted.unwrap_or_else(|| panic!("{release}: no adoption of pod1"));
+        assert_eq!(
+            adopted.object["metadata"]["ownerReferences"][0]["name"], "frontend",
+            "{release}"
+        );
+        let v = judged(&imported);
+        assert!(v.conforms, "{release}: {}", render(&v));
+    }
 }
 
 /// The observed trace an import writes reads back, with every event's version renumbered in

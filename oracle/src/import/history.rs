@@ -115,6 +115,16 @@ impl Objects {
         self.live.insert(key(kind, &name), object);
     }
 
+    /// Take `object` as the live object of its name, written by a patch or an update whose
+    /// answer the log lost (see [`super::Importer`]).
+    pub fn replace_lost(&mut self, kind: Kind, object: Value) {
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        self.live.insert(key(kind, &name), object);
+    }
+
     /// Every live object, as a settle point lists them.
     pub fn snapshot(&self) -> RawSnapshot {
         let mut out = RawSnapshot::default();

@@ -17,9 +17,9 @@
 //!    its refusal in the segment's `refused`; other refused writes change nothing and are
 //!    no step (they are counted in the summary). A refusal is in the log only when the
 //!    request reached the API server as a write: `kubectl scale` of a ReplicaSet that is
-//!    gone fails on its read first, which the policy does not log. A system's create
-//!    answered with a server error may have created its object
-//!    (`Importer::created_by_a_lost_answer`);
+//!    gone fails on its read first, which the policy does not log. A system's write
+//!    answered with a server error may have been committed all the same, as a later delete
+//!    shows (`Importer::committed_despite_a_lost_answer`);
 //! 4. every segment ends with a `settle` step, whose observed objects are the live objects as
 //!    the writes left them.
 //!
@@ -438,42 +438,102 @@ struct Importer {
 }
 
 impl Importer {
-    /// A system's create whose answer was a server error (a timeout, say) may have created
-    /// the object: a later write to an object the log never saw created, by a name that
-    /// create's generateName (or name) gives, is taken as it. The later write is a delete
-    /// (the controller deleting its surplus, the GC its dependents), which answers with the
-    /// object as it was, marked: the object created is that without the mark. Its ADDED event
-    /// is ordered as the lost create's.
-    fn created_by_a_lost_answer<'a>(
+    /// A system's write whose answer was a server error (a timeout, say) may have been
+    /// committed all the same; a later write shows it:
+    /// - a create: a delete of an object the log never saw created, by a name that create's
+    ///   generateName (or name) gives. A delete answers with the object as it was, marked:
+    ///   the object created is that answer without the mark;
+    /// - a patch or an update of an object: a delete whose answer has other owner
+    ///   references, labels or finalizers than the import's object (the lost write left
+    ///   that answer without the mark); or the garbage collector's patch removing an owner
+    ///   reference the import's object lacks and the lost patch added (the collector
+    ///   patches only references its graph holds, and it builds that from watch events of
+    ///   what was committed): the lost write left the import's object with that reference.
+    ///   Seen on v1.35.4 and v1.37.2: the controller's adoption patch answered 504 as the
+    ///   runner restarted the controller (its connection cut), and committed.
+    ///
+    /// The event of the lost write (ADDED, or MODIFIED) is ordered as that write's request.
+    fn committed_despite_a_lost_answer<'a>(
         &mut self,
         r: &Request,
         lost: &[&'a Request],
     ) -> Option<Unordered<'a>> {
         let name = r.name.as_deref()?;
-        if r.verb != "delete" || self.objects.get(r.kind, name).is_some() {
-            return None;
+        let system = |l: &&&Request| l.kind == r.kind && !matches!(l.writer, Writer::Client(_));
+        let lost_patch = || {
+            lost.iter().rev().filter(system).find(|l| {
+                matches!(l.verb.as_str(), "patch" | "update")
+                    && l.subresource.is_none()
+                    && l.name.as_deref() == Some(name)
+            })
+        };
+        let (write, event_type, object) = match (r.verb.as_str(), self.objects.get(r.kind, name)) {
+            ("delete", known) => {
+                let mut object = r.response.clone()?;
+                if !matches!(object["kind"].as_str(), Some("Pod" | "ReplicaSet")) {
+                    return None;
+                }
+                let meta = object["metadata"].as_object_mut()?;
+                meta.remove("deletionTimestamp");
+                meta.remove("deletionGracePeriodSeconds");
+                match known {
+                    None => {
+                        let create = lost.iter().rev().filter(system).find(|l| {
+                            let sent = l.request.as_ref().map(|o| &o["metadata"]);
+                            let named = sent.and_then(|m| m["name"].as_str()) == Some(name);
+                            let generated = sent
+                                .and_then(|m| m["generateName"].as_str())
+                                .is_some_and(|g| !g.is_empty() && name.starts_with(g));
+                            l.verb == "create" && l.subresource.is_none() && (named || generated)
+                        })?;
+                        self.objects.insert_lost(r.kind, object.clone(), create.at);
+                        (*create, EventType::Added, object)
+                    }
+                    Some(known) => {
+                        let changed = ["ownerReferences", "labels", "finalizers"]
+                            .iter()
+                            .any(|f| known["metadata"][f] != object["metadata"][f]);
+                        let write = lost_patch()?;
+                        if !changed {
+                            return None;
+                        }
+                        (*write, EventType::Modified, object)
+                    }
+                }
+            }
+            ("patch", Some(known)) if r.writer == Writer::GarbageCollector => {
+                let removed = r.request.as_ref()?["metadata"]["ownerReferences"].as_array()?;
+                let owners = known["metadata"]["ownerReferences"].as_array();
+                let has = |uid: &serde_json::Value| {
+                    owners.is_some_and(|o| o.iter().any(|x| &x["uid"] == uid))
+                };
+                let write = lost_patch()?;
+                let sent = write.request.as_ref()?["metadata"]["ownerReferences"].as_array()?;
+                let added: Vec<&serde_json::Value> = sent
+                    .iter()
+                    .filter(|x| x["$patch"].is_null() && !has(&x["uid"]))
+                    .filter(|x| removed.iter().any(|d| d["uid"] == x["uid"]))
+                    .collect();
+                if added.is_empty() {
+                    return None;
+                }
+                let mut object = known.clone();
+                let refs = object["metadata"]["ownerReferences"].as_array().cloned();
+                let mut refs = refs.unwrap_or_default();
+                refs.extend(added.into_iter().cloned());
+                object["metadata"]["ownerReferences"] = refs.into();
+                (*write, EventType::Modified, object)
+            }
+            _ => return None,
+        };
+        if event_type == EventType::Modified {
+            self.objects.replace_lost(r.kind, object.clone());
         }
-        let create = lost.iter().rev().find(|l| {
-            let sent = l.request.as_ref().map(|o| &o["metadata"]);
-            let named = sent.and_then(|m| m["name"].as_str()) == Some(name);
-            let generated = sent
-                .and_then(|m| m["generateName"].as_str())
-                .is_some_and(|g| !g.is_empty() && name.starts_with(g));
-            l.kind == r.kind && !matches!(l.writer, Writer::Client(_)) && (named || generated)
-        })?;
-        let mut object = r.response.clone()?;
-        if !matches!(object["kind"].as_str(), Some("Pod" | "ReplicaSet")) {
-            return None;
-        }
-        let meta = object["metadata"].as_object_mut()?;
-        meta.remove("deletionTimestamp");
-        meta.remove("deletionGracePeriodSeconds");
-        self.objects.insert_lost(r.kind, object.clone(), create.at);
         Some(Unordered {
-            request: create,
+            request: write,
             version: None,
             event: RawEvent {
-                event_type: EventType::Added,
+                event_type,
                 step: None,
                 object,
                 floating: false,
@@ -509,9 +569,7 @@ impl Importer {
             if !r.accepted() {
                 if r.code >= 500 {
                     summary.lost += 1;
-                    if r.verb == "create" && r.subresource.is_none() {
-                        lost.push(r);
-                    }
+                    lost.push(r);
                 } else {
                     summary.refused += 1;
                     let client = matches!(r.writer, Writer::Client(_));
@@ -530,7 +588,7 @@ impl Importer {
                 continue;
             }
             let fail = |m: String| (r.file, r.line, format!("{}: {m}", r.describe()));
-            if let Some(event) = self.created_by_a_lost_answer(r, &lost) {
+            if let Some(event) = self.committed_despite_a_lost_answer(r, &lost) {
                 events.push(event);
             }
             let born = r.name.as_ref().and_then(|n| self.objects.born(r.kind, n));
