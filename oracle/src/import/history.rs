@@ -68,7 +68,8 @@ fn key(kind: Kind, name: &str) -> (Kind, String) {
     (kind, name.to_string())
 }
 
-fn version(object: &Value) -> Option<u64> {
+/// An object's resourceVersion, as a number.
+pub(super) fn version(object: &Value) -> Option<u64> {
     object
         .pointer("/metadata/resourceVersion")
         .and_then(|v| v.as_str())

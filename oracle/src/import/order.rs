@@ -9,7 +9,7 @@
 //! - [`in_commit_order`], on the events of one segment.
 
 use super::entry::{Entry, Request};
-use super::history::removed;
+use super::history::{removed, version};
 use super::writer::Writer;
 use crate::observed::{EventType, RawEvent};
 use serde_json::Value;
@@ -99,12 +99,7 @@ fn committed_before(entry: &Entry, removal: &Removal) -> bool {
 
 /// The resourceVersion an answer carries.
 fn answered_version(r: &Request) -> Option<u64> {
-    r.response
-        .as_ref()?
-        .pointer("/metadata/resourceVersion")?
-        .as_str()?
-        .parse()
-        .ok()
+    version(r.response.as_ref()?)
 }
 
 /// The events of a segment in the order the API server committed them, as far as the log
