@@ -14,6 +14,7 @@
 //! - [`api_error`]: kube-rs errors in a user's words.
 
 pub mod api_error;
+pub mod await_step;
 pub mod control_plane;
 pub mod controller;
 pub mod event_gate;

@@ -1,8 +1,9 @@
 //! One scenario on a cluster: a fresh namespace, the steps, the recording, the settle points,
 //! the kubectl views, and the oracle's verdict.
 
+use crate::await_step;
 use crate::controller::Controllers;
-use crate::event_gate::GateClient;
+use crate::event_gate::{GateClient, RequestHold};
 use crate::fault_mark;
 use crate::kubectl::{kubectl, normalise_describe, normalise_table};
 use crate::kubelet;
@@ -20,6 +21,9 @@ use rsmc_oracle::prepared::Prepared;
 use rsmc_oracle::render;
 use rsmc_oracle::scenario::{resource_name, StepKind};
 use rsmc_spec::api::ApiServer;
+use rsmc_spec::bugs::Entry;
+use rsmc_spec::liveness::CONVERGENCE;
+use rsmc_spec::model::Awaited;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -84,8 +88,27 @@ pub struct ScenarioRun {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
     pub views: Vec<Views>,
+    /// For a scenario that forces a catalogued race (`reproduces`): whether the cluster took
+    /// it, judged on the recording (set with the verdict).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reproduction: Option<Reproduction>,
     #[serde(skip)]
     pub observed: Option<RawObserved>,
+}
+
+/// Whether a run reproduced the catalogued race its scenario forces.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reproduction {
+    /// The catalogue entry.
+    pub entry: &'static str,
+    /// Its property.
+    pub property: &'static str,
+    /// A recorded write broke the property; for convergence, the cluster was quiet and not
+    /// converged at the last settle point.
+    pub reproduced: bool,
+    /// How the cluster had not converged at the end (convergence entries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unconverged: Option<String>,
 }
 
 /// Why a run stopped short.
@@ -117,14 +140,20 @@ pub fn needs_controller(prepared: &Prepared) -> bool {
 }
 
 /// Whether the scenario must run with no other beside it: it acts on the controller's
-/// processes, or holds its watch events (which holds them for every namespace).
+/// processes, or holds its watch events (which holds them for every namespace) or its
+/// requests (a held request blocks one of the controller's workers, so another scenario's
+/// syncs would be timed differently).
 pub fn runs_alone(prepared: &Prepared) -> bool {
     needs_controller(prepared)
-        || prepared
-            .scenario
-            .steps
-            .iter()
-            .any(|s| matches!(s.kind, StepKind::Hold { .. } | StepKind::Release { .. }))
+        || prepared.scenario.steps.iter().any(|s| {
+            matches!(
+                s.kind,
+                StepKind::Hold { .. }
+                    | StepKind::Release { .. }
+                    | StepKind::HoldRequests(_)
+                    | StepKind::ReleaseRequests(_)
+            )
+        })
 }
 
 /// Run one scenario on the cluster (judge it with [`judge`]).
@@ -142,6 +171,7 @@ pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
         error: None,
         verdict: None,
         views: Vec::new(),
+        reproduction: None,
         observed: None,
     };
     match create_namespace(target, &scenario.name).await {
@@ -180,17 +210,46 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
     let judged = observed::parse(&path, &text)
         .map_err(|e| format!("the recording cannot be read as an observed trace: {e}"))
         .and_then(|obs| {
-            judge::judge(&prepared.subject(), &obs, &default_budget())
-                .map_err(|e| format!("cannot judge: {e}"))
+            let verdict = judge::judge(&prepared.subject(), &obs, &default_budget())
+                .map_err(|e| format!("cannot judge: {e}"))?;
+            let reproduction = prepared
+                .scenario
+                .reproduces
+                .map(|entry| Reproduction::judged(entry, &verdict, &obs));
+            Ok((verdict, reproduction))
         });
     out.judge_seconds = started.elapsed().as_secs_f64();
     match judged {
-        Ok(v) => out.verdict = Some(v),
+        Ok((v, reproduction)) => {
+            out.verdict = Some(v);
+            out.reproduction = reproduction;
+        }
         Err(message) => {
             out.error = Some(RunError {
                 broken: false,
                 message,
             })
+        }
+    }
+}
+
+impl Reproduction {
+    /// Whether the run recorded in `obs` reproduced `entry`: a recorded write broke its
+    /// property ([`Verdict::broken_on_cluster`]), or, for convergence, the cluster went
+    /// quiet without converging.
+    fn judged(entry: &'static Entry, verdict: &Verdict, obs: &observed::Observed) -> Reproduction {
+        let unconverged = (entry.property == CONVERGENCE)
+            .then(|| rsmc_oracle::broken::unconverged_at_the_end(obs))
+            .flatten();
+        Reproduction {
+            entry: entry.name,
+            property: entry.property,
+            reproduced: unconverged.is_some()
+                || verdict
+                    .broken_on_cluster
+                    .iter()
+                    .any(|b| b.property == entry.property),
+            unconverged,
         }
     }
 }
@@ -205,6 +264,13 @@ async fn steps_and_settles(
     let broken = |message: String| RunError {
         broken: true,
         message,
+    };
+    // An await the cluster does not meet: the implementation under test did not do what the
+    // scenario's next steps need (say, a faulty build never sends the request a step waits
+    // for), which the model would have done. The run does not conform; the cluster is fine.
+    let unmet = |message: String| RunError {
+        broken: false,
+        message: format!("{message} (the run stops here)"),
     };
     let start = Api::<ReplicaSet>::namespaced(client.clone(), &ns)
         .list(&ListParams::default())
@@ -301,6 +367,50 @@ async fn steps_and_settles(
                     gate.release(*kind).await
                 }
                 .map_err(|e| broken(format!("{label}: {e}")))?;
+            }
+            StepKind::HoldRequests(pattern) | StepKind::ReleaseRequests(pattern) => {
+                let Some(gate) = &target.gate else {
+                    out.not_forced.push(format!(
+                        "{label}: only the local control plane's event gate can hold requests; the run is judged without this step"
+                    ));
+                    continue;
+                };
+                let hold = RequestHold {
+                    namespace: ns.clone(),
+                    pattern: pattern.clone(),
+                };
+                if matches!(step.kind, StepKind::ReleaseRequests(_)) {
+                    // As for events: what the other actors do meanwhile has happened first.
+                    quiet(&recorder, target.policy).await;
+                }
+                fault_mark::leave(client, &ns, index, step)
+                    .await
+                    .map_err(|e| broken(format!("{label}: {e}")))?;
+                match step.kind {
+                    StepKind::HoldRequests(_) => gate.hold_requests(&hold).await,
+                    _ => gate.release_requests(&hold).await,
+                }
+                .map_err(|e| broken(format!("{label}: {e}")))?;
+            }
+            StepKind::Await(Awaited::Held(pattern)) => {
+                let Some(gate) = &target.gate else {
+                    out.not_forced.push(format!(
+                        "{label}: no event gate, so nothing is held to wait for"
+                    ));
+                    continue;
+                };
+                let hold = RequestHold {
+                    namespace: ns.clone(),
+                    pattern: pattern.clone(),
+                };
+                await_step::held(gate, &hold, target.policy.timeout)
+                    .await
+                    .map_err(|e| unmet(format!("{label}: {e}")))?;
+            }
+            StepKind::Await(Awaited::Gone { kind, name }) => {
+                await_step::gone(client, &ns, *kind, name, target.policy.timeout)
+                    .await
+                    .map_err(|e| unmet(format!("{label}: {e}")))?;
             }
             StepKind::RestartController { .. }
             | StepKind::StartSecondLeader

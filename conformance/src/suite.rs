@@ -71,6 +71,17 @@ pub fn summary_line(r: &ScenarioRun) -> String {
         "{verdict:>16}  {:<40} {:>6.1}s  judged in {:.3}s",
         r.scenario, r.wall_seconds, r.judge_seconds
     );
+    if let Some(rep) = &r.reproduction {
+        line.push_str(&format!(
+            "  {} {}",
+            if rep.reproduced {
+                "reproduced"
+            } else {
+                "did NOT reproduce"
+            },
+            rep.entry
+        ));
+    }
     if !r.not_forced.is_empty() || r.on_cluster.is_some() {
         line.push_str("  (see notes)");
     }
@@ -98,6 +109,23 @@ pub fn render(r: &ScenarioRun) -> String {
     }
     if let Some(v) = &r.verdict {
         out.push_str(&judge::render(v));
+    }
+    if let Some(rep) = &r.reproduction {
+        out.push_str(&match rep.reproduced {
+            true => format!(
+                "\nreproduced {}: the cluster broke {}{}\n",
+                rep.entry,
+                rep.property,
+                rep.unconverged
+                    .as_deref()
+                    .map(|u| format!(" ({u})"))
+                    .unwrap_or_default()
+            ),
+            false => format!(
+                "\nnot reproduced {}: no recorded write breaks {}\n",
+                rep.entry, rep.property
+            ),
+        });
     }
     out
 }

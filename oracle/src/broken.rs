@@ -31,6 +31,9 @@
 //!   deletes only dependents of gone owners, so the delete is the other ReplicaSet's
 //!   controller acting on a pod it does not control (the controller deletes only pods it
 //!   controls);
+//! - a ReplicaSet is written with a status its object contradicts: observedGeneration beyond
+//!   its generation, more ready replicas than replicas, more available than ready (status
+//!   consistent; only the controller writes status);
 //! - a pod controlled by a live R that has a surplus starts deleting while it is in none of
 //!   the victim sets the ranking allows for R's active pods (the ranking). Observed pods carry
 //!   no timestamps the oracle compares, so the rules that compare times count as ties here:
@@ -40,12 +43,12 @@
 //! create by the replicas its sync acted on; here by the live spec): this only names the
 //! property of a write the model has already refused, it never decides conformance.
 
-use crate::observed::{Event, EventType, Object, Snapshot};
+use crate::observed::{Event, EventType, Object, Observed, Snapshot};
 use rsmc_spec::controller::ranking;
 use rsmc_spec::model::properties::{
     adoption_allowed, over_created, ADOPTION_RULES, DELETE_ONLY_CONTROLLED,
     NO_CREATE_WHILE_DELETING, NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS,
-    SCALE_DOWN_RANKED, SINGLE_CONTROLLER,
+    SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
 };
 use rsmc_spec::object::{Finalizer, Pod, ReplicaSet, Uid};
 use rsmc_spec::profile::Semantics;
@@ -71,8 +74,9 @@ pub fn broken_by(
             orphaning.extend(self::orphaning(std::iter::once(&**rs)));
         }
     }
-    let Object::Pod(after) = &event.object else {
-        return None;
+    let after = match &event.object {
+        Object::Pod(after) => after,
+        Object::ReplicaSet(rs) => return status_inconsistent(rs, event.event_type),
     };
     let old = cluster.pods.get(&after.meta.name).cloned();
     let after = (event.event_type != EventType::Deleted).then_some(&**after);
@@ -88,6 +92,77 @@ pub fn broken_by(
         (Some(old), Some(new)) => adopted(&cluster, old, new),
         _ => None,
     }
+}
+
+/// [`STATUS_CONSISTENT`]: a ReplicaSet written with a status its own object contradicts
+/// (observedGeneration beyond generation, more ready than replicas, more available than
+/// ready). Only the controller writes a ReplicaSet's status.
+fn status_inconsistent(rs: &ReplicaSet, event_type: EventType) -> Option<&'static str> {
+    let st = &rs.status;
+    let off = st.observed_generation > rs.meta.generation
+        || st.ready_replicas > st.replicas
+        || st.available_replicas > st.ready_replicas;
+    (event_type != EventType::Deleted && off).then_some(STATUS_CONSISTENT)
+}
+
+/// A recorded write that breaks a safety property.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BrokenWrite {
+    pub property: &'static str,
+    /// The settle point whose segment recorded it (1-based) and its place there (1-based).
+    pub settle_point: usize,
+    pub event: usize,
+}
+
+impl std::fmt::Display for BrokenWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: recorded event {} before settle point {}",
+            self.property, self.event, self.settle_point
+        )
+    }
+}
+
+/// Every recorded write of the system that breaks a safety property, judged on the recording
+/// alone by the rules above — the second judgement of a run, beside the oracle's (which asks
+/// whether the model allows the run): a race the model allows that the cluster really took
+/// breaks its property here.
+pub fn in_recording(observed: &Observed, sem: &Semantics) -> Vec<BrokenWrite> {
+    let empty = Snapshot::default();
+    let mut out = Vec::new();
+    for (k, segment) in observed.segments.iter().enumerate() {
+        let Some(events) = &segment.events else {
+            continue;
+        };
+        let before = match k {
+            0 => &empty,
+            _ => &observed.segments[k - 1].settled,
+        };
+        for i in 0..events.len() {
+            if let Some(property) = broken_by(before, events, i, sem) {
+                out.push(BrokenWrite {
+                    property,
+                    settle_point: k + 1,
+                    event: i + 1,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// How the cluster had not converged when the recording ended (its last settle point: the
+/// namespace was quiet), in words; `None` when it had. Quiet and not converged is what a
+/// convergence race looks like on a cluster that the run leaves before any timer (the
+/// expectations' 5 minutes) would move it on.
+pub fn unconverged_at_the_end(observed: &Observed) -> Option<String> {
+    let last = &observed.segments.last()?.settled;
+    let broken = rsmc_spec::liveness::converged::broken_conditions(&last.replicasets, &last.pods);
+    let first = broken.first()?;
+    Some(format!(
+        "quiet at its last settle point but not converged: {first}"
+    ))
 }
 
 /// [`SINGLE_CONTROLLER`]: `pod` carries more than one controller reference.

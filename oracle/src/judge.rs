@@ -117,6 +117,11 @@ pub struct Verdict {
     /// (each with the catalogue's label, or saying that no open entry names it).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub broken_as_modelled: Vec<String>,
+    /// The recorded writes that break a safety property, judged on the recording alone
+    /// ([`crate::broken::in_recording`]): where a run forces a race the model allows, this
+    /// says whether the cluster really took it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub broken_on_cluster: Vec<crate::broken::BrokenWrite>,
     /// How the verdict was reached, when that needs saying.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -214,6 +219,7 @@ pub fn judge_with(
 ) -> Result<Verdict, JudgeError> {
     let settles = check_shape(subject, observed)?;
     let mut verdict = judge_writes(subject, observed, budget, method)?;
+    verdict.broken_on_cluster = crate::broken::in_recording(observed, &subject.model.sem);
     let mismatches = crate::refusals::mismatches(subject, &settles, observed);
     crate::refusals::apply(&mut verdict, &mismatches, subject);
     Ok(verdict)
@@ -518,6 +524,7 @@ fn witnessed(
         conforms: true,
         settle_points,
         broken_as_modelled,
+        broken_on_cluster: Vec::new(),
         note: (!undecided.is_empty()).then(|| {
             format!(
                 "the run found breaks {}; whether every matching run does was not decided",
@@ -600,6 +607,7 @@ fn unexplained(
         conforms: false,
         settle_points: points,
         broken_as_modelled: Vec::new(),
+        broken_on_cluster: Vec::new(),
         note: Some(why),
         witness_nodes: 0,
         floating_moved: 0,
@@ -776,6 +784,7 @@ fn exhaustive(
         conforms,
         settle_points: points,
         broken_as_modelled,
+        broken_on_cluster: Vec::new(),
         note: None,
         witness_nodes: 0,
         floating_moved: 0,
@@ -1027,6 +1036,9 @@ pub fn render(v: &Verdict) -> String {
     }
     for broken in &v.broken_as_modelled {
         out.push_str(&format!("\nevery model run that matches breaks {broken}\n"));
+    }
+    for broken in &v.broken_on_cluster {
+        out.push_str(&format!("\non the cluster: {broken}\n"));
     }
     out
 }

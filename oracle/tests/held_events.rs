@@ -1,7 +1,9 @@
-//! Held watch events in the model: while a scenario holds a type, the controller's informer
-//! delivers none of it and falls behind by as many events as happen; what only expectations,
-//! the live recheck or a delete precondition stop then becomes a run the model must refuse
-//! (with the fix) or take (as upstream has it) — `conformance/scenarios/forced/`.
+//! Held watch events and requests in the model: while a scenario holds a type, the
+//! controller's informer delivers none of it and falls behind by as many events as happen;
+//! while it holds a request, the sync that sent it waits and everyone else goes on. What
+//! only expectations, the live recheck or a delete precondition stop then becomes a run the
+//! model must refuse (with the fix) or take (as upstream has it) —
+//! `conformance/scenarios/forced/`.
 
 use rsmc_oracle::explore::default_budget;
 use rsmc_oracle::prepared::Prepared;
@@ -80,4 +82,30 @@ fn a_replaced_pod_is_deleted_as_upstream_does_and_kept_with_the_fix() {
         .with_fix(Fix::DeletePrecondition)
         .past_violations();
     assert_eq!(pod1_survives(&fixed), vec![true]);
+}
+
+#[test]
+fn a_held_adoption_lands_after_its_owner_is_gone_and_the_pod_is_collected() {
+    // Every run the holds allow breaks the adoption rules: none settles short of it.
+    let r = replayed(&forced("adoption-by-a-gone-owner"));
+    assert!(
+        r.points[1].outcomes.is_empty(),
+        "{:?}",
+        r.points[1].outcomes
+    );
+    // Past the violation, the garbage collector deletes pod1, the user's pod, in every run.
+    let mut p = forced("adoption-by-a-gone-owner");
+    p.model = p.model.past_violations();
+    let r = replayed(&p);
+    assert_eq!(r.points[1].outcomes.len(), 1);
+    assert!(
+        !r.points[1].outcomes[0].contains("pod1"),
+        "{}",
+        r.points[1].outcomes[0]
+    );
+    // Without the holds, the adoption may as well land first, and pod1 then lives on.
+    let mut free = forced("adoption-by-a-gone-owner").without_holds();
+    free.model = free.model.past_violations();
+    let outcomes = replayed(&free).points[1].outcomes.clone();
+    assert!(outcomes.iter().any(|o| o.contains("pod1")), "{outcomes:?}");
 }

@@ -19,7 +19,7 @@ use rsmc_oracle::scenario;
 use rsmc_spec::budget::Budget;
 use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{
-    NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SINGLE_CONTROLLER,
+    NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SINGLE_CONTROLLER, STATUS_CONSISTENT,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -298,16 +298,19 @@ fn an_orphan_delete_that_kills_a_dependent_is_rejected() {
 }
 
 #[test]
-fn a_wrong_status_is_rejected_by_the_settled_condition() {
+fn a_wrong_status_is_rejected_by_the_property_and_the_settled_condition() {
     let v = judged(&imported("delete-orphan", |lines| {
-        // The adopting frontend reports two replicas of its three.
+        // The adopting frontend reports two replicas of its three, all three ready.
         for i in [31, 33] {
             response(lines, i)["status"]["replicas"] = json!(2);
         }
     }));
     assert!(!v.conforms);
+    // The write itself says more ready replicas than replicas; the settled state, a status
+    // that does not count the pods.
+    assert_eq!(v.breaks(), Some(STATUS_CONSISTENT), "{}", render(&v));
     assert_eq!(
-        v.breaks(),
+        v.settle_points[3].settled_breaks,
         Some(Condition::StatusCountsPods.name()),
         "{}",
         render(&v)

@@ -186,9 +186,17 @@ fn seeds_round_trip_through_yaml() {
                 &back.description,
                 &back.nodes,
                 back.bounds,
-                back.profile
+                back.profile,
+                back.reproduces.map(|e| e.name)
             ),
-            (&s.name, &s.description, &s.nodes, s.bounds, s.profile)
+            (
+                &s.name,
+                &s.description,
+                &s.nodes,
+                s.bounds,
+                s.profile,
+                s.reproduces.map(|e| e.name)
+            )
         );
     }
 }
@@ -625,4 +633,60 @@ fn steps_on_missing_replicasets_and_huge_counts_are_refused() {
     let fine = with("100", "  - scale: {replicaset: frontend, replicas: 0}\n");
     scenario::load_str(&dir.path().join("s.yaml"), &fine)
         .expect("100 replicas and a scale of an applied ReplicaSet load");
+}
+
+#[test]
+fn holds_of_requests_and_awaits_are_checked_with_their_lines() {
+    let rs = "  - apply: {manifest: {apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: frontend}, spec: {replicas: 1, selector: {matchLabels: {tier: frontend}}, template: {metadata: {labels: {tier: frontend}}, spec: {containers: [{name: app, image: registry.k8s.io/pause:3.9}]}}}}}\n";
+    let hold = "  - hold: {requests: {verb: patch, resource: pods}}\n";
+    let release = "  - release: {requests: {verb: patch, resource: pods}}\n";
+    for (text, expected) in [
+        (
+            format!("name: s\nsteps:\n{rs}{release}"),
+            ":4:5: steps[1].release: nothing to release: no earlier step holds PATCH pods requests (held: none)",
+        ),
+        (
+            format!("name: s\nsteps:\n{hold}{hold}{release}"),
+            ":4:5: steps[1].hold: PATCH pods requests are already held by an earlier step",
+        ),
+        (
+            format!("name: s\nsteps:\n{hold}{rs}  - settle\n"),
+            ":3:5: steps[0].hold: the PATCH pods requests held here are never released: the sync that sent one would wait for ever (add `release: {requests: …}` before the last settle)",
+        ),
+        (
+            format!("name: s\nsteps:\n{hold}  - await: {{held: {{verb: delete, resource: pods}}}}\n{release}"),
+            ":4:5: steps[1].await: no earlier step holds DELETE pods requests, so none can be held (held: PATCH pods)",
+        ),
+        (
+            "name: s\nsteps:\n  - hold: {requests: {verb: evict, resource: pods}}\n".into(),
+            "steps[0].hold.requests.verb: unknown variant `evict`, expected one of `get`, `create`, `update`, `patch`, `delete`",
+        ),
+        (
+            "name: s\nsteps:\n  - hold: {requests: {verb: patch, resource: nodes}}\n".into(),
+            "steps[0].hold.requests.resource: unknown variant `nodes`, expected one of `pods`, `replicasets`, `replicasets/status`",
+        ),
+        (
+            "name: s\nsteps:\n  - release: pods\n".into(),
+            ":3:5: steps[0].release: nothing to release: no earlier step holds pods watch events",
+        ),
+        (
+            "name: s\nsteps:\n  - await: {gone: {deployment: web}}\n".into(),
+            ":3:13: steps[0].await.gone: expected `{replicaset: NAME}` or `{pod: NAME}`",
+        ),
+        (
+            "name: s\nsteps:\n  - await: {seen: x}\n".into(),
+            "steps[0].await: expected `held` or `gone`; write it as `await: {held: {verb: VERB, resource: RESOURCE, name: NAME}} | {gone: {replicaset: NAME} | {pod: NAME}}`",
+        ),
+        (
+            "name: s\nreproduces: double-trouble\nsteps: [settle]\n".into(),
+            ":2:1: reproduces: \"double-trouble\" is not in the bug catalogue (rsmc bugs): expected one of",
+        ),
+    ] {
+        let dir = scratch("holds", &[]);
+        let err = scenario::load_str(&dir.path().join("s.yaml"), &text).unwrap_err();
+        assert!(
+            err.to_string().contains(expected),
+            "{err}\nexpected …{expected}\nin:\n{text}"
+        );
+    }
 }

@@ -303,7 +303,10 @@ fn bad_input_names_the_file_the_line_and_what_was_expected() {
         "{e}"
     );
     let e = error(&[("w.json", &mark(json!({"step": "hold: secrets"})))]);
-    assert!(e.contains("write it as `hold: replicasets | pods`"), "{e}");
+    assert!(
+        e.contains("write it as `hold: replicasets | pods | {requests: {verb:"),
+        "{e}"
+    );
 }
 
 /// In `forced/pod-replaced-under-a-stale-cache` the built-in controller of v1.37.2 deleted

@@ -112,7 +112,7 @@ pub enum Status {
 }
 
 /// One catalogue entry.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Entry {
     /// The name `--bug` takes (fixed entries) or the report shows (open ones).
     pub name: &'static str,

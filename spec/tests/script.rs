@@ -215,3 +215,64 @@ fn ticks_advance_the_clock_between_steps() {
         assert_eq!(created, vec![0, 1]);
     }
 }
+
+/// A held request: the sync has run up to it — its expectations set — and sent it, and it
+/// lands only on release. Holding the creation of frontend's pod leaves every state at the
+/// await with the creation expected and no pod; after the release the pod exists and the
+/// expectation is met.
+#[test]
+fn a_held_request_is_sent_with_its_expectations_and_lands_on_release() {
+    use rsmc_spec::api::{RequestPattern, Resource, Verb};
+    use rsmc_spec::model::Awaited;
+    let creates = RequestPattern {
+        verb: Verb::Create,
+        resource: Resource::Pods,
+        name: None,
+    };
+    let m = model(vec![
+        ScriptStep::Move(Action::HoldRequests {
+            pattern: creates.clone(),
+        }),
+        ScriptStep::Move(Action::ApplyReplicaSet {
+            replicaset: Arc::new(frontend(1)),
+        }),
+        ScriptStep::Move(Action::Await {
+            until: Awaited::Held(creates.clone()),
+        }),
+        ScriptStep::Settle,
+        ScriptStep::Move(Action::ReleaseRequests { pattern: creates }),
+        ScriptStep::Settle,
+    ]);
+    let mut seen = BTreeSet::new();
+    let mut queue: VecDeque<State> = m.init_states().into();
+    let mut held_and_settled = 0;
+    let mut ended = 0;
+    while let Some(s) = queue.pop_front() {
+        if !seen.insert(s.clone()) {
+            continue;
+        }
+        let expected = |s: &State| {
+            s.controllers[0]
+                .expectations
+                .0
+                .get("frontend")
+                .map(|e| e.add)
+        };
+        if s.script.step == 4 {
+            // Settled with the creation held.
+            held_and_settled += 1;
+            assert!(s.api.pods.is_empty(), "the held create has not landed");
+            assert_eq!(expected(&s), Some(1), "sent: its creation is expected");
+            assert!(s.controllers[0].workers.iter().flatten().all(|t| t.parked));
+        }
+        if s.script.step == 6 {
+            ended += 1;
+            assert_eq!(s.api.pods.len(), 1);
+            assert!(s.controllers[0].expectations.satisfied("frontend"));
+        }
+        let mut actions = Vec::new();
+        m.actions(&s, &mut actions);
+        queue.extend(actions.into_iter().filter_map(|a| m.next_state(&s, a)));
+    }
+    assert!(held_and_settled > 0 && ended > 0);
+}

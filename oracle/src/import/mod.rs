@@ -389,18 +389,28 @@ fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Entry
     out
 }
 
-/// The kinds whose watch events a fault holds back from the controller, as the faults go.
+/// The kinds whose watch events, and the requests, a fault holds back from the controller,
+/// as the faults go.
 #[derive(Default)]
-pub(crate) struct Held(BTreeSet<rsmc_spec::api::Kind>);
+pub(crate) struct Held {
+    events: BTreeSet<rsmc_spec::api::Kind>,
+    requests: BTreeSet<rsmc_spec::api::RequestPattern>,
+}
 
 impl Held {
     pub(crate) fn follow(&mut self, step: &StepKind) {
         match step {
             StepKind::Hold { kind } => {
-                self.0.insert(*kind);
+                self.events.insert(*kind);
             }
             StepKind::Release { kind } => {
-                self.0.remove(kind);
+                self.events.remove(kind);
+            }
+            StepKind::HoldRequests(p) => {
+                self.requests.insert(p.clone());
+            }
+            StepKind::ReleaseRequests(p) => {
+                self.requests.remove(p);
             }
             _ => {}
         }
@@ -408,7 +418,7 @@ impl Held {
 
     /// Whether nothing is held: a quiet gap may be a settle point.
     pub(crate) fn none(&self) -> bool {
-        self.0.is_empty()
+        self.events.is_empty() && self.requests.is_empty()
     }
 }
 

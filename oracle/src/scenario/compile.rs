@@ -5,7 +5,7 @@ use super::Scenario;
 use crate::manifest::Object;
 use crate::yaml::Error;
 use rsmc_spec::config::Config;
-use rsmc_spec::model::{Action, Script, ScriptStep};
+use rsmc_spec::model::{Action, Awaited, Script, ScriptStep};
 use rsmc_spec::profile::Profile;
 use std::collections::BTreeSet;
 
@@ -23,14 +23,14 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    /// Whether the script holds watch events from the controller (`hold` steps).
+    /// Whether the script holds watch events or requests of the controller (`hold` steps).
     pub fn holds(&self) -> bool {
         self.script.steps.iter().any(is_hold)
     }
 
-    /// The same script without its `hold` and `release` steps: what a cluster run whose
-    /// runner cannot hold watch events (no event gate) is judged by, the steps reported as
-    /// not forced.
+    /// The same script without its `hold` and `release` steps and the awaits of held
+    /// requests: what a cluster run whose runner cannot hold (no event gate) is judged by,
+    /// the steps reported as not forced.
     pub fn without_holds(&self) -> Compiled {
         let (steps, origin) = self
             .script
@@ -54,7 +54,15 @@ impl Compiled {
 fn is_hold(step: &ScriptStep) -> bool {
     matches!(
         step,
-        ScriptStep::Move(Action::HoldEvents { .. } | Action::ReleaseEvents { .. })
+        ScriptStep::Move(
+            Action::HoldEvents { .. }
+                | Action::ReleaseEvents { .. }
+                | Action::HoldRequests { .. }
+                | Action::ReleaseRequests { .. }
+                | Action::Await {
+                    until: Awaited::Held(_)
+                }
+        )
     )
 }
 
@@ -178,6 +186,15 @@ fn script_steps(kind: &StepKind) -> Vec<ScriptStep> {
         StepKind::Relist { watcher } => one(Action::Relist { watcher: *watcher }),
         StepKind::Hold { kind } => one(Action::HoldEvents { kind: *kind }),
         StepKind::Release { kind } => one(Action::ReleaseEvents { kind: *kind }),
+        StepKind::HoldRequests(pattern) => one(Action::HoldRequests {
+            pattern: pattern.clone(),
+        }),
+        StepKind::ReleaseRequests(pattern) => one(Action::ReleaseRequests {
+            pattern: pattern.clone(),
+        }),
+        StepKind::Await(until) => one(Action::Await {
+            until: until.clone(),
+        }),
         StepKind::StartSecondLeader => one(Action::StartSecondLeader),
         StepKind::StopFirstLeader => one(Action::StopFirstLeader),
         StepKind::Settle => vec![ScriptStep::Settle],

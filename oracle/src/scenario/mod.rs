@@ -29,6 +29,8 @@
 //!   such a run checks instead. `rsmc conform` prints it with the verdict. Steps a cluster
 //!   cannot take at all (`relist`, `expireExpectations`, and on a cluster the runner does not
 //!   manage, `restartController` and the leader steps) are reported by the runner anyway.
+//! - `reproduces`: the bug catalogue entry (`rsmc bugs`) whose race the scenario forces;
+//!   `rsmc conform` then says whether each run reproduced it, judged on the recording.
 //! - `profile`: `k8s-1.20` or `upstream`: the behaviour the scenario was written for, which
 //!   `rsmc replay` follows. Where the release that ran it is known — `rsmc conform` asks the
 //!   server, a recording names it in `cluster.server` — that release's controller (with its
@@ -69,6 +71,9 @@
 //! | `restartController`, `restartController: {controller: 1}` | the controller crashes and restarts: its queue and expectations are lost and its informers relist. |
 //! | `expireExpectations: {replicaset: frontend, controller: 0}` | the controller's expectations for the ReplicaSet time out (5 minutes on a cluster). |
 //! | `relist: controller`, `relist: garbage-collector`, `relist: {controller: 1}` | a watch expires and the informer relists. |
+//! | `hold: pods`, `release: pods` (or `replicasets`) | the type's watch events stop reaching the ReplicaSet controller, then flow again in order: its informer falls behind meanwhile. |
+//! | `hold: {requests: {verb: patch, resource: pods, name: pod1}}`, `release: {requests: …}` | the ReplicaSet controller's requests the pattern catches (verbs `get`, `create`, `update`, `patch`, `delete`; resources `pods`, `replicasets`, `replicasets/status`; `name` optional) wait at the gate, sent and not landed, until the same pattern is released. A release must name a hold, and every request hold must be released. |
+//! | `await: {held: PATTERN}`, `await: {gone: {replicaset: frontend}}` (or `{pod: …}`) | wait until a request the scenario holds is at the gate, or until the object is gone. |
 //! | `startSecondLeader`, `stopFirstLeader` | a second controller instance starts while the first runs; then the first stops (a leader handover). Controller 1 exists only after `startSecondLeader`. |
 //! | `settle` | wait until nothing in the cluster moves: the points where model and cluster are compared. |
 //!
@@ -120,8 +125,9 @@ pub use write::from_actions;
 use crate::manifest::Object;
 use crate::yaml::{cannot_read, FieldPath, Seg};
 use rsmc_spec::api::names::is_dns1123_subdomain;
+use rsmc_spec::api::{Kind, RequestPattern};
 use rsmc_spec::gates::FeatureGates;
-use rsmc_spec::model::{PodAction, PodSet, Watcher};
+use rsmc_spec::model::{Awaited, PodAction, PodSet, Watcher};
 use rsmc_spec::profile::Profile;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -135,6 +141,10 @@ pub struct Scenario {
     /// interleaving inside the controller, a timeout), and what such a run checks instead.
     /// Conformance reports carry it beside the verdict, so nothing is left out silently.
     pub on_cluster: Option<String>,
+    /// The bug catalogue's entry (an open upstream race) the scenario forces on a cluster:
+    /// a run reproduces it when a recorded write breaks the entry's property
+    /// ([`crate::broken::in_recording`]).
+    pub reproduces: Option<&'static rsmc_spec::bugs::Entry>,
     /// The profile the scenario is written for; `None`: the command line's. A known release
     /// overrides it ([`crate::prepared::Prepared::judged_as`]).
     pub profile: Option<Profile>,
@@ -251,9 +261,13 @@ impl Scenario {
         }
         let mut second_leader = false;
         let mut replicasets = ReplicaSetsSoFar::default();
+        let mut holds = HoldsSoFar::default();
         for (i, step) in self.steps.iter().enumerate() {
             let at = root.key("steps").index(i).key(step.kind.keyword());
             if let Some(message) = self.step_problem(&step.kind, second_leader) {
+                return Some((at, message));
+            }
+            if let Some(message) = holds.step(i, &step.kind) {
                 return Some((at, message));
             }
             if step.refused.is_some() && !step.refusable() {
@@ -287,6 +301,12 @@ impl Scenario {
                 ));
             }
             second_leader |= matches!(step.kind, StepKind::StartSecondLeader);
+        }
+        if let Some((i, pattern)) = holds.requests.first() {
+            return Some((
+                root.key("steps").index(*i).key("hold"),
+                format!("the {pattern} requests held here are never released: the sync that sent one would wait for ever (add `release: {{requests: …}}` before the last settle)"),
+            ));
         }
         None
     }
@@ -332,6 +352,65 @@ impl Scenario {
             }
             _ => None,
         }
+    }
+}
+
+/// What the steps so far hold: a release must name something held, a hold something not
+/// yet held, an await of a held request a request held.
+#[derive(Default)]
+struct HoldsSoFar {
+    events: BTreeSet<Kind>,
+    /// The request holds, with the step that made each.
+    requests: Vec<(usize, RequestPattern)>,
+}
+
+impl HoldsSoFar {
+    fn step(&mut self, i: usize, kind: &StepKind) -> Option<String> {
+        let held = |requests: &[(usize, RequestPattern)], p: &RequestPattern| {
+            requests.iter().position(|(_, q)| q == p)
+        };
+        match kind {
+            StepKind::Hold { kind } if !self.events.insert(*kind) => Some(format!(
+                "{} watch events are already held by an earlier step",
+                resource_name(*kind)
+            )),
+            StepKind::Release { kind } if !self.events.remove(kind) => Some(format!(
+                "nothing to release: no earlier step holds {} watch events",
+                resource_name(*kind)
+            )),
+            StepKind::HoldRequests(p) if held(&self.requests, p).is_some() => {
+                Some(format!("{p} requests are already held by an earlier step"))
+            }
+            StepKind::HoldRequests(p) => {
+                self.requests.push((i, p.clone()));
+                None
+            }
+            StepKind::ReleaseRequests(p) => match held(&self.requests, p) {
+                Some(at) => {
+                    self.requests.remove(at);
+                    None
+                }
+                None => Some(format!(
+                    "nothing to release: no earlier step holds {p} requests (held: {})",
+                    self.held_requests()
+                )),
+            },
+            StepKind::Await(Awaited::Held(p)) if held(&self.requests, p).is_none() => {
+                Some(format!(
+                    "no earlier step holds {p} requests, so none can be held (held: {})",
+                    self.held_requests()
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    fn held_requests(&self) -> String {
+        if self.requests.is_empty() {
+            return "none".into();
+        }
+        let held: Vec<String> = self.requests.iter().map(|(_, p)| p.to_string()).collect();
+        held.join(", ")
     }
 }
 

@@ -5,9 +5,9 @@ use super::step::{resource_name, Apply, ApplySource, Step, StepKind};
 use super::{Bounds, Scenario};
 use crate::manifest::{self, Manifest, Object, Validation};
 use crate::yaml::{self, describe, Document, Error, FieldPath, Fields, Seg};
-use rsmc_spec::api::{Kind, Propagation, Reason};
+use rsmc_spec::api::{Kind, Propagation, Reason, RequestPattern};
 use rsmc_spec::gates::{FeatureGates, Gate};
-use rsmc_spec::model::{PodAction, PodSelection, PodSet, Watcher};
+use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Watcher};
 use rsmc_spec::object::{LabelSelector, Labels, Pod};
 use rsmc_spec::profile::Profile;
 use serde::Deserialize;
@@ -98,16 +98,31 @@ const KINDS: &[(&str, &str, Reader)] = &[
         "relist: controller | garbage-collector | {controller: N}",
         relist,
     ),
-    ("hold", "hold: replicasets | pods", |c, p| {
-        Ok(StepKind::Hold {
-            kind: resource(c, p)?,
-        })
-    }),
-    ("release", "release: replicasets | pods", |c, p| {
-        Ok(StepKind::Release {
-            kind: resource(c, p)?,
-        })
-    }),
+    (
+        "hold",
+        "hold: replicasets | pods | {requests: {verb: get|create|update|patch|delete, resource: pods|replicasets|replicasets/status, name: NAME}}",
+        |c, p| match requests(c, p)? {
+            Some(pattern) => Ok(StepKind::HoldRequests(pattern)),
+            None => Ok(StepKind::Hold {
+                kind: resource(c, p)?,
+            }),
+        },
+    ),
+    (
+        "release",
+        "release: replicasets | pods | {requests: {verb: VERB, resource: RESOURCE, name: NAME}} (as held)",
+        |c, p| match requests(c, p)? {
+            Some(pattern) => Ok(StepKind::ReleaseRequests(pattern)),
+            None => Ok(StepKind::Release {
+                kind: resource(c, p)?,
+            }),
+        },
+    ),
+    (
+        "await",
+        "await: {held: {verb: VERB, resource: RESOURCE, name: NAME}} | {gone: {replicaset: NAME} | {pod: NAME}}",
+        await_step,
+    ),
     ("startSecondLeader", "startSecondLeader", |c, p| {
         no_arguments(c, p, StepKind::StartSecondLeader)
     }),
@@ -146,6 +161,25 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Scenario, Error> {
     let name: String = top.required("name")?;
     let description: String = top.optional("description")?.unwrap_or_default();
     let on_cluster: Option<String> = top.optional("onCluster")?;
+    let reproduces = match top.optional::<String>("reproduces")? {
+        None => None,
+        Some(name) => Some(
+            rsmc_spec::bugs::CATALOGUE
+                .iter()
+                .find(|e| e.name == name)
+                .ok_or_else(|| {
+                    let names: Vec<&str> =
+                        rsmc_spec::bugs::CATALOGUE.iter().map(|e| e.name).collect();
+                    top.error_at(
+                        "reproduces",
+                        format!(
+                            "{name:?} is not in the bug catalogue (rsmc bugs): expected one of {}",
+                            names.join(", ")
+                        ),
+                    )
+                })?,
+        ),
+    };
     let profile = match top.optional::<String>("profile")? {
         None => None,
         Some(p) => Some(
@@ -195,6 +229,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Scenario, Error> {
         name,
         description,
         on_cluster,
+        reproduces,
         profile,
         feature_gates,
         nodes,
@@ -298,7 +333,7 @@ pub fn fault_step(text: &str) -> Result<StepKind, String> {
     match step.refused {
         None if step.kind.is_fault() => Ok(step.kind),
         _ => Err(format!(
-            "`{}` is not a fault: a mark may carry only a step the recording cannot show (restartController, expireExpectations, relist, startSecondLeader, stopFirstLeader, hold, release)",
+            "`{}` is not a fault: a mark may carry only a step the recording cannot show (restartController, expireExpectations, relist, startSecondLeader, stopFirstLeader, hold, release, and a hold or release of requests)",
             text.trim()
         )),
     }
@@ -596,6 +631,43 @@ fn resource(ctx: &Ctx, path: &FieldPath) -> Result<Kind, Error> {
             format!("got {}", describe(other.unwrap_or(&Value::Null))),
         )),
     }
+}
+
+/// A hold's or release's `{requests: PATTERN}`; `None` for the watch-event form.
+fn requests(ctx: &Ctx, path: &FieldPath) -> Result<Option<RequestPattern>, Error> {
+    if !matches!(ctx.doc.get(path), Some(Value::Object(_))) {
+        return Ok(None);
+    }
+    let mut f = arguments(ctx, path)?;
+    let pattern = f.required("requests")?;
+    f.finish()?;
+    Ok(Some(pattern))
+}
+
+/// `await: {held: PATTERN}` or `await: {gone: {replicaset: NAME} | {pod: NAME}}`.
+fn await_step(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
+    let mut f = arguments(ctx, path)?;
+    let until = if f.has("held") {
+        Awaited::Held(f.required("held")?)
+    } else if f.has("gone") {
+        let gone = path.key("gone");
+        let mut g = arguments(ctx, &gone)?;
+        let (kind, name) = match (g.optional("replicaset")?, g.optional("pod")?) {
+            (Some(name), None) => (Kind::ReplicaSet, name),
+            (None, Some(name)) => (Kind::Pod, name),
+            _ => {
+                return Err(ctx
+                    .doc
+                    .error(&gone, "expected `{replicaset: NAME}` or `{pod: NAME}`"))
+            }
+        };
+        g.finish()?;
+        Awaited::Gone { kind, name }
+    } else {
+        return Err(shape_error(ctx, path, "expected `held` or `gone`"));
+    };
+    f.finish()?;
+    Ok(StepKind::Await(until))
 }
 
 fn relist(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {

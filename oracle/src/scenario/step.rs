@@ -2,8 +2,8 @@
 
 use crate::manifest::{Manifest, Object};
 use crate::yaml::Pos;
-use rsmc_spec::api::{Kind, Propagation, Reason};
-use rsmc_spec::model::{PodAction, PodSelection, PodSet, Watcher};
+use rsmc_spec::api::{Kind, Propagation, Reason, RequestPattern};
+use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Watcher};
 use rsmc_spec::object::render_labels_compact;
 use std::fmt;
 use std::path::PathBuf;
@@ -57,16 +57,20 @@ pub enum StepKind {
     Hold { kind: Kind },
     /// The held watch events flow again, in order.
     Release { kind: Kind },
+    /// The ReplicaSet controller's requests the pattern catches stop at the runner's gate:
+    /// the sync has decided and sent them; they land on `release`.
+    HoldRequests(RequestPattern),
+    /// The held requests go on to the API server.
+    ReleaseRequests(RequestPattern),
+    /// Wait until a held request has reached the gate, or an object is gone.
+    Await(Awaited),
     /// Wait until nothing in the cluster moves; where observations are compared.
     Settle,
 }
 
 /// The resource type as the scenario format names it (`replicasets`, `pods`).
 pub fn resource_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::ReplicaSet => "replicasets",
-        Kind::Pod => "pods",
-    }
+    kind.resource_name()
 }
 
 /// An apply step's manifests.
@@ -153,6 +157,8 @@ impl StepKind {
                 | StepKind::StopFirstLeader
                 | StepKind::Hold { .. }
                 | StepKind::Release { .. }
+                | StepKind::HoldRequests(_)
+                | StepKind::ReleaseRequests(_)
         )
     }
 
@@ -178,8 +184,9 @@ impl StepKind {
             StepKind::Relist { .. } => "relist",
             StepKind::StartSecondLeader => "startSecondLeader",
             StepKind::StopFirstLeader => "stopFirstLeader",
-            StepKind::Hold { .. } => "hold",
-            StepKind::Release { .. } => "release",
+            StepKind::Hold { .. } | StepKind::HoldRequests(_) => "hold",
+            StepKind::Release { .. } | StepKind::ReleaseRequests(_) => "release",
+            StepKind::Await(_) => "await",
             StepKind::Settle => "settle",
         }
     }
@@ -293,6 +300,15 @@ impl fmt::Display for StepKind {
                 "fault: held {} watch events reach the replicaset-controller again",
                 resource_name(*kind)
             ),
+            StepKind::HoldRequests(pattern) => write!(
+                f,
+                "fault: the replicaset-controller's {pattern} requests are held at the gate"
+            ),
+            StepKind::ReleaseRequests(pattern) => write!(
+                f,
+                "fault: the held {pattern} requests of the replicaset-controller go on"
+            ),
+            StepKind::Await(until) => write!(f, "await: {until}"),
             StepKind::Settle => f.write_str("settle"),
         }
     }

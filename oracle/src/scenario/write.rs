@@ -5,7 +5,8 @@ use super::step::{resource_name, Apply, ApplySource, Step, StepKind};
 use super::{Bounds, Scenario};
 use crate::manifest::Object;
 use crate::yaml::emit;
-use rsmc_spec::model::{Action, PodAction, PodSelection, PodSet, Watcher};
+use rsmc_spec::api::Kind;
+use rsmc_spec::model::{Action, Awaited, PodAction, PodSelection, PodSet, Watcher};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -16,6 +17,7 @@ const KEY_ORDER: &[&str] = &[
     "name",
     "description",
     "onCluster",
+    "reproduces",
     "profile",
     "featureGates",
     "nodes",
@@ -31,6 +33,10 @@ const KEY_ORDER: &[&str] = &[
     "pod",
     "pods",
     "count",
+    // A held request: its verb, resource and name.
+    "verb",
+    "resource",
+    "name",
     // A refused step: its kind, then `refused`.
     "apply",
     "scale",
@@ -46,6 +52,7 @@ impl Scenario {
             name: name.to_string(),
             description: description.to_string(),
             on_cluster: None,
+            reproduces: None,
             profile: None,
             feature_gates: Default::default(),
             nodes: Vec::new(),
@@ -68,6 +75,9 @@ impl Scenario {
         }
         if let Some(note) = &self.on_cluster {
             top.insert("onCluster".into(), json!(note));
+        }
+        if let Some(entry) = self.reproduces {
+            top.insert("reproduces".into(), json!(entry.name));
         }
         if let Some(profile) = self.profile {
             top.insert("profile".into(), json!(profile.name()));
@@ -166,6 +176,13 @@ fn kind_value(kind: &StepKind) -> Value {
             watcher: Watcher::GarbageCollector,
         } => json!("garbage-collector"),
         StepKind::Hold { kind } | StepKind::Release { kind } => json!(resource_name(*kind)),
+        StepKind::HoldRequests(pattern) | StepKind::ReleaseRequests(pattern) => {
+            json!({ "requests": pattern })
+        }
+        StepKind::Await(Awaited::Held(pattern)) => json!({ "held": pattern }),
+        StepKind::Await(Awaited::Gone { kind, name }) => {
+            json!({ "gone": { kind_key(*kind): name } })
+        }
         StepKind::StartSecondLeader | StepKind::StopFirstLeader | StepKind::Settle => Value::Null,
     };
     if args.is_null() {
@@ -285,6 +302,9 @@ impl Step {
             Action::StopFirstLeader => StepKind::StopFirstLeader,
             Action::HoldEvents { kind } => StepKind::Hold { kind: *kind },
             Action::ReleaseEvents { kind } => StepKind::Release { kind: *kind },
+            Action::HoldRequests { pattern } => StepKind::HoldRequests(pattern.clone()),
+            Action::ReleaseRequests { pattern } => StepKind::ReleaseRequests(pattern.clone()),
+            Action::Await { until } => StepKind::Await(until.clone()),
             Action::Settle => StepKind::Settle,
             Action::ListPods
             | Action::Deliver { .. }
@@ -338,4 +358,12 @@ pub fn from_actions<'a>(actions: impl IntoIterator<Item = &'a Action>) -> Vec<St
         steps.push(step);
     }
     steps
+}
+
+/// The key naming one object of a kind in a step (`{replicaset: NAME}`, `{pod: NAME}`).
+pub(super) fn kind_key(kind: Kind) -> &'static str {
+    match kind {
+        Kind::ReplicaSet => "replicaset",
+        Kind::Pod => "pod",
+    }
 }

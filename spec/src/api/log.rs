@@ -18,6 +18,16 @@ pub enum Kind {
     Pod,
 }
 
+impl Kind {
+    /// The resource as the API's paths and kubectl name it (`replicasets`, `pods`).
+    pub fn resource_name(self) -> &'static str {
+        match self {
+            Kind::ReplicaSet => "replicasets",
+            Kind::Pod => "pods",
+        }
+    }
+}
+
 /// `watch.EventType`, derived from the before/after pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EventType {

@@ -98,6 +98,11 @@ pub struct SyncTask {
     /// The pods claimed so far, by name.
     pub claimed: Vec<String>,
     pub phase: Phase,
+    /// The sync has run its internal steps up to its next request (the expectations they
+    /// set are set) and sent it, and the request waits at a scenario's gate
+    /// ([`crate::model::Action::HoldRequests`]). Never set in a free model check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parked: bool,
 }
 
 /// What a sync needs next from its executor.
@@ -165,6 +170,7 @@ pub fn begin(
         read_at,
         needs_sync,
         claimed,
+        parked: false,
         phase: Phase::Claim {
             fixed: usize::from(ops.len() == 1),
             ops,

@@ -1,6 +1,7 @@
 //! The model's actions: environment moves (user, kubelet, faults, timers) and system moves.
 
-use crate::api::{Kind, Propagation};
+use super::script::Awaited;
+use crate::api::{Kind, Propagation, RequestPattern};
 use crate::gc::GcWork;
 use crate::object::{render_labels_compact, Labels, Pod, ReplicaSet, Uid};
 use serde::{Deserialize, Serialize};
@@ -87,6 +88,20 @@ pub enum Action {
     /// The held watch events of `kind` flow to the controller again, in order.
     ReleaseEvents {
         kind: Kind,
+    },
+    /// The ReplicaSet controller's requests that `pattern` catches stop at the gate: a sync
+    /// that has decided sends its request, and it lands only on release. A cluster run
+    /// forces it with the runner's event gate, in the path of the controller's requests.
+    HoldRequests {
+        pattern: RequestPattern,
+    },
+    /// The held requests `pattern` caught go on to the API server.
+    ReleaseRequests {
+        pattern: RequestPattern,
+    },
+    /// The script waits until another actor has done something ([`Awaited`]).
+    Await {
+        until: Awaited,
     },
     /// The user lists the pods the current scenario step acts on (`kubectl get pods -l …`);
     /// the step then acts on each of them in any order.
@@ -258,6 +273,15 @@ impl fmt::Display for Action {
                 f,
                 "fault: held {kind:?} watch events flow to the replicaset-controller again"
             ),
+            Action::HoldRequests { pattern } => write!(
+                f,
+                "fault: the replicaset-controller's {pattern} requests are held at the gate"
+            ),
+            Action::ReleaseRequests { pattern } => write!(
+                f,
+                "fault: the held {pattern} requests of the replicaset-controller go on"
+            ),
+            Action::Await { until } => write!(f, "await: {until}"),
             Action::ListPods => f.write_str("user: lists the pods the next step acts on"),
             Action::Settle => f.write_str("settle: wait until nothing in the cluster moves"),
             Action::Deliver { watcher, kind } => {

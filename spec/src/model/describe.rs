@@ -19,11 +19,16 @@ impl RsModel {
                     return action.to_string();
                 };
                 let who = format!("replicaset-controller#{controller} (sync {})", task.key);
-                let what = match self.pending(s, c, task) {
+                let pending = self.pending(s, c, task);
+                let parks = !task.parked && super::enabled::held(&s.script.requests, &pending);
+                let mut what = match pending {
                     Pending::GetReplicaSet(name) => format!("GET replicasets/{name} (live)"),
                     Pending::Send(req) => req.to_string(),
                     other => format!("{other:?}"),
                 };
+                if parks {
+                    what.push_str(" — sent, held at the gate");
+                }
                 match action {
                     Action::CreateRejected { .. } => format!("{who}: {what} → 403 exceeded quota"),
                     _ => format!("{who}: {what}"),

@@ -1,10 +1,10 @@
 //! Which actions are enabled in a state.
 
 use super::action::{Action, Watcher};
-use super::script::{Script, ScriptStep};
+use super::script::{Awaited, Script, ScriptStep};
 use super::state::State;
 use super::RsModel;
-use crate::api::Kind;
+use crate::api::{Kind, RequestPattern};
 use crate::controller::Pending;
 use crate::gc;
 use crate::object::Pod;
@@ -40,6 +40,11 @@ impl RsModel {
     ) {
         match script.steps.get(s.script.step as usize) {
             Some(ScriptStep::Settle) if quiescent => out.push(Action::Settle),
+            Some(ScriptStep::Move(action @ Action::Await { until })) if self.awaited(s, until) => {
+                out.push(action.clone())
+            }
+            // An await not yet met: nothing to do but wait for the system.
+            Some(ScriptStep::Move(Action::Await { .. })) => {}
             Some(ScriptStep::Move(action) | ScriptStep::Refused { action, .. }) if writes => {
                 out.push(action.clone())
             }
@@ -227,7 +232,16 @@ impl RsModel {
             for (w, task) in c.workers.iter().enumerate() {
                 let Some(task) = task else { continue };
                 let worker = w as u8;
-                match self.pending(s, c, task) {
+                let pending = self.pending(s, c, task);
+                // A request the script holds: the sync sends it (a step of its own, which
+                // writes nothing), and then it waits for its release.
+                if held(&s.script.requests, &pending) {
+                    if !task.parked {
+                        out.push(Action::SyncStep { controller, worker });
+                    }
+                    continue;
+                }
+                match pending {
                     Pending::GetReplicaSet(_) => out.push(Action::SyncStep { controller, worker }),
                     Pending::Send(req) if writes => {
                         out.push(Action::SyncStep { controller, worker });
@@ -275,6 +289,21 @@ impl RsModel {
         }
     }
 
+    /// Whether the condition an `await` step waits for holds.
+    fn awaited(&self, s: &State, until: &Awaited) -> bool {
+        match until {
+            Awaited::Held(pattern) => s.controllers.iter().filter(|c| c.running).any(|c| {
+                c.workers.iter().flatten().any(|t| {
+                    t.parked && held(std::slice::from_ref(pattern), &self.pending(s, c, t))
+                })
+            }),
+            Awaited::Gone { kind, name } => match kind {
+                Kind::ReplicaSet => !s.api.replicasets.contains_key(name),
+                Kind::Pod => !s.api.pods.contains_key(name),
+            },
+        }
+    }
+
     pub(super) fn watchers(&self, s: &State) -> Vec<Watcher> {
         let mut w: Vec<Watcher> = s
             .controllers
@@ -285,5 +314,14 @@ impl RsModel {
             .collect();
         w.push(Watcher::GarbageCollector);
         w
+    }
+}
+
+/// Whether a sync's next request is one the script holds.
+pub(super) fn held(patterns: &[RequestPattern], pending: &Pending) -> bool {
+    match pending {
+        Pending::GetReplicaSet(name) => patterns.iter().any(|p| p.matches_get(name)),
+        Pending::Send(req) => patterns.iter().any(|p| p.matches_request(req)),
+        _ => false,
     }
 }

@@ -15,7 +15,7 @@ mod svg;
 mod symmetry;
 
 pub use action::{Action, Watcher};
-pub use script::{Held, PodAction, PodSelection, PodSet, Script, ScriptPos, ScriptStep};
+pub use script::{Awaited, Held, PodAction, PodSelection, PodSet, Script, ScriptPos, ScriptStep};
 pub use state::{Budget, ControllerState, Ghost, Positions, State};
 
 use crate::api::{ApiError, ApiServer, Request, Response};

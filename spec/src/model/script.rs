@@ -14,7 +14,7 @@
 //! frontend" means the same on a real cluster and in the model.
 
 use super::action::Action;
-use crate::api::{Kind, Reason, View};
+use crate::api::{Kind, Reason, RequestPattern, View};
 use crate::object::{LabelSelector, Labels, Pod, ReplicaSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -175,6 +175,49 @@ pub struct ScriptPos {
     /// type does not hold writes back ([`super::State::writes_allowed`]).
     #[serde(default)]
     pub draining: super::Positions,
+    /// The ReplicaSet controller's requests the script holds ([`Action::HoldRequests`]), in
+    /// order, without repeats: a sync whose next request matches one has decided and sent it,
+    /// and it waits at the gate until released.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RequestPattern>,
+}
+
+/// What an `await` step waits for.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Awaited {
+    /// A request the script holds has reached the gate: a sync has sent it.
+    Held(RequestPattern),
+    /// The object of this kind and name is gone from the API server (a ReplicaSet whose
+    /// finalizers the garbage collector has removed, a pod whose deletion completed).
+    Gone { kind: Kind, name: String },
+}
+
+impl std::fmt::Display for Awaited {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Awaited::Held(pattern) => write!(
+                f,
+                "a {pattern} request of the replicaset-controller is held at the gate"
+            ),
+            Awaited::Gone { kind, name } => {
+                write!(f, "{}/{name} is gone", kind.resource_name())
+            }
+        }
+    }
+}
+
+impl ScriptPos {
+    /// Hold the requests `pattern` catches.
+    pub fn hold_requests(&mut self, pattern: &RequestPattern) {
+        if let Err(at) = self.requests.binary_search(pattern) {
+            self.requests.insert(at, pattern.clone());
+        }
+    }
+
+    /// Let the requests `pattern` caught go.
+    pub fn release_requests(&mut self, pattern: &RequestPattern) {
+        self.requests.retain(|p| p != pattern);
+    }
 }
 
 /// The resource types whose watch events a script holds from the ReplicaSet controller

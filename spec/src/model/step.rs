@@ -81,6 +81,9 @@ impl RsModel {
     fn environment(&self, n: &mut State, action: &Action) -> Result<(), Unchanged> {
         match action {
             Action::HoldEvents { kind } => n.script.held.set(*kind, true),
+            Action::HoldRequests { pattern } => n.script.hold_requests(pattern),
+            Action::ReleaseRequests { pattern } => n.script.release_requests(pattern),
+            Action::Await { .. } => {}
             Action::ReleaseEvents { kind } => {
                 n.script.held.set(*kind, false);
                 if self.config.informer.drain_unbounded {
@@ -420,7 +423,25 @@ impl RsModel {
         let pods = n.api.pods_at(task.read_at.1);
         let view = self.sync_view(&rs_view, &pods, &task.key);
         let mut exp = std::mem::take(&mut n.controllers[ci].expectations);
-        match task.advance(&view, &mut exp) {
+        let pending = if task.parked {
+            // Its internal steps ran when it was sent, with the expectations they set: run
+            // them again on a copy, to have the request back.
+            task.parked = false;
+            task.advance(&view, &mut exp.clone())
+        } else {
+            let mut ahead = task.clone();
+            let pending = ahead.advance(&view, &mut exp);
+            if super::enabled::held(&n.script.requests, &pending) {
+                task.parked = true;
+                let c = &mut n.controllers[ci];
+                c.expectations = exp;
+                c.workers[wi] = Some(task);
+                return;
+            }
+            task = ahead;
+            pending
+        };
+        match pending {
             Pending::GetReplicaSet(name) => {
                 let live = n.api.replicasets.get(&name).cloned();
                 task.record_get(&view, live.as_deref());

@@ -19,12 +19,21 @@
 //! server serves:
 //! - `PUT /rsmc-gate/hold/{pods|replicasets}`, `PUT /rsmc-gate/release/{pods|replicasets}`,
 //!   `PUT /rsmc-gate/release` (everything);
-//! - `GET /rsmc-gate/status`: what is held and how many watches of each type are open, so
-//!   a runner can tell whether the controller watches through the gate at all.
+//! - `PUT /rsmc-gate/requests/hold`, `PUT /rsmc-gate/requests/release` with a
+//!   [`RequestHold`] as JSON: the controller's requests in a namespace that a pattern catches
+//!   wait in the gate until released ([`held_requests`]);
+//! - `GET /rsmc-gate/status`: what is held, how many watches of each type are open (so a
+//!   runner can tell whether the controller watches through the gate at all) and what each
+//!   hold of requests has caught.
+
+mod held_requests;
+
+pub use held_requests::{HeldRequests, RequestHold};
 
 use bytes::Bytes;
+use held_requests::RequestHolds;
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Empty, Full, StreamBody};
+use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -57,6 +66,7 @@ struct Gate {
     held: [watch::Sender<bool>; 2],
     /// Per type: watch responses open through the gate.
     open: [Arc<AtomicUsize>; 2],
+    requests: RequestHolds,
 }
 
 fn index(kind: Kind) -> usize {
@@ -73,6 +83,8 @@ const KINDS: [Kind; 2] = [Kind::ReplicaSet, Kind::Pod];
 pub struct GateStatus {
     pub held: PerType<bool>,
     pub watches: PerType<usize>,
+    #[serde(default)]
+    pub requests: Vec<HeldRequests>,
 }
 
 /// One value per resource type the gate knows.
@@ -152,6 +164,7 @@ pub async fn serve(
         client: Client::builder(TokioExecutor::new()).build(connector),
         held: [watch::channel(false).0, watch::channel(false).0],
         open: [Arc::default(), Arc::default()],
+        requests: RequestHolds::default(),
     });
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -196,7 +209,10 @@ fn stop_signal() -> Result<std::pin::Pin<Box<dyn std::future::Future<Output = ()
 
 async fn handle(gate: Arc<Gate>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
     if req.uri().path().starts_with(CONTROL) {
-        return Ok(control(&gate, &req));
+        return Ok(control(&gate, req).await);
+    }
+    if let Some(target) = held_requests::target_of(req.method(), req.uri()) {
+        gate.requests.pass(&target).await;
     }
     Ok(forward(&gate, req)
         .await
@@ -214,9 +230,16 @@ fn text(status: StatusCode, message: String) -> Response<Body> {
 }
 
 /// The gate's own endpoints.
-fn control(gate: &Gate, req: &Request<Incoming>) -> Response<Body> {
-    let path = req.uri().path()[CONTROL.len()..].trim_matches('/');
+async fn control(gate: &Gate, req: Request<Incoming>) -> Response<Body> {
+    let (head, body) = req.into_parts();
+    let path = head.uri.path()[CONTROL.len()..].trim_matches('/');
     let parts: Vec<&str> = path.split('/').collect();
+    if let (&Method::PUT, ["requests", action @ ("hold" | "release")]) =
+        (&head.method, parts.as_slice())
+    {
+        return requests_control(gate, action, body).await;
+    }
+    let req = Request::from_parts(head.clone(), ());
     let kind = |name: &str| KINDS.into_iter().find(|k| resource_name(*k) == name);
     match (req.method(), parts.as_slice()) {
         (&Method::GET, ["status"]) => {
@@ -246,15 +269,51 @@ fn control(gate: &Gate, req: &Request<Incoming>) -> Response<Body> {
             for k in KINDS {
                 gate.held[index(k)].send_replace(false);
             }
+            gate.requests.release_all();
             eprintln!("event gate: releasing everything");
             text(StatusCode::OK, String::new())
         }
         _ => text(
             StatusCode::NOT_FOUND,
             format!(
-                "the event gate serves GET {CONTROL}/status, PUT {CONTROL}/hold/TYPE, PUT {CONTROL}/release/TYPE and PUT {CONTROL}/release (TYPE: pods or replicasets)"
+                "the event gate serves GET {CONTROL}/status, PUT {CONTROL}/hold/TYPE, PUT {CONTROL}/release/TYPE, PUT {CONTROL}/release (TYPE: pods or replicasets), and PUT {CONTROL}/requests/hold and PUT {CONTROL}/requests/release with a hold as JSON"
             ),
         ),
+    }
+}
+
+/// `PUT /rsmc-gate/requests/{hold|release}` with a [`RequestHold`].
+async fn requests_control(gate: &Gate, action: &str, body: Incoming) -> Response<Body> {
+    let body = match body.collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => return text(StatusCode::BAD_REQUEST, e.to_string()),
+    };
+    let hold: RequestHold = match serde_json::from_slice(&body) {
+        Ok(h) => h,
+        Err(e) => {
+            return text(
+                StatusCode::BAD_REQUEST,
+                format!("expected a hold as JSON ({{\"namespace\": …, \"pattern\": {{\"verb\": …, \"resource\": …}}}}): {e}"),
+            )
+        }
+    };
+    let result = match action {
+        "hold" => gate.requests.hold(hold.clone()).map(|()| {
+            eprintln!(
+                "event gate: holding {} requests in {}",
+                hold.pattern, hold.namespace
+            )
+        }),
+        _ => gate.requests.release(&hold).map(|waiting| {
+            eprintln!(
+                "event gate: releasing {} requests in {} ({waiting} waiting)",
+                hold.pattern, hold.namespace
+            )
+        }),
+    };
+    match result {
+        Ok(()) => text(StatusCode::OK, String::new()),
+        Err(message) => text(StatusCode::CONFLICT, message),
     }
 }
 
@@ -270,6 +329,7 @@ fn status_of(gate: &Gate) -> GateStatus {
             replicasets: open(Kind::ReplicaSet),
             pods: open(Kind::Pod),
         },
+        requests: gate.requests.status(),
     }
 }
 
@@ -365,13 +425,17 @@ impl GateClient {
     }
 
     async fn call(&self, method: Method, path: &str) -> Result<Bytes, String> {
-        let client: Client<HttpConnector, Empty<Bytes>> =
+        self.call_with(method, path, Bytes::new()).await
+    }
+
+    async fn call_with(&self, method: Method, path: &str, body: Bytes) -> Result<Bytes, String> {
+        let client: Client<HttpConnector, Full<Bytes>> =
             Client::builder(TokioExecutor::new()).build_http();
         let uri = format!("{}{CONTROL}/{path}", self.base);
         let req = Request::builder()
             .method(method)
             .uri(&uri)
-            .body(Empty::new())
+            .body(Full::new(body))
             .map_err(|e| e.to_string())?;
         let resp = tokio::time::timeout(Duration::from_secs(5), client.request(req))
             .await
@@ -407,9 +471,26 @@ impl GateClient {
             .map(|_| ())
     }
 
-    /// Release every type (the start and the end of a run, and an interrupted one).
+    /// Release every type and every hold of requests (the start and the end of a run, and
+    /// an interrupted one).
     pub async fn release_all(&self) -> Result<(), String> {
         self.call(Method::PUT, "release").await.map(|_| ())
+    }
+
+    /// Hold the controller's requests `hold` catches.
+    pub async fn hold_requests(&self, hold: &RequestHold) -> Result<(), String> {
+        let body = serde_json::to_vec(hold).expect("a hold serialises");
+        self.call_with(Method::PUT, "requests/hold", body.into())
+            .await
+            .map(|_| ())
+    }
+
+    /// Let the requests `hold` caught go on.
+    pub async fn release_requests(&self, hold: &RequestHold) -> Result<(), String> {
+        let body = serde_json::to_vec(hold).expect("a hold serialises");
+        self.call_with(Method::PUT, "requests/release", body.into())
+            .await
+            .map(|_| ())
     }
 
     pub async fn status(&self) -> Result<GateStatus, String> {
