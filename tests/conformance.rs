@@ -148,6 +148,29 @@ fn conforms_on(release: &str, feature_gates: &str, scenarios: &Path) -> Report {
     );
     assert_eq!(code, Some(0), "{output}");
 
+    // The forced races of the bug catalogue happened on the cluster: for each scenario that
+    // names one (`reproduces`), a recorded write broke the entry's property.
+    let forced: Vec<&Value> = runs
+        .iter()
+        .filter(|r| r["reproduction"].is_object())
+        .collect();
+    let not_reproduced: Vec<String> = forced
+        .iter()
+        .filter(|r| r["reproduction"]["reproduced"] != true)
+        .map(|r| format!("{}: {}", r["scenario"], r["reproduction"]))
+        .collect();
+    assert!(
+        not_reproduced.is_empty(),
+        "forced races not reproduced on v{release}:\n{}\n{output}",
+        not_reproduced.join("\n")
+    );
+    if scenarios == suite_dir() {
+        assert!(
+            forced.len() >= 3,
+            "the suite forces at least three catalogued races: {output}"
+        );
+    }
+
     // What kubectl showed, per scenario, and the model's rendering of the same objects.
     let mut renderings_differ = Vec::new();
     for r in &runs {
