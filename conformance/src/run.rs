@@ -265,6 +265,11 @@ async fn steps_and_settles(
         broken: true,
         message,
     };
+    // A hold of the controller's requests in this run's namespace.
+    let hold_in = |pattern: &rsmc_spec::api::RequestPattern| RequestHold {
+        namespace: ns.clone(),
+        pattern: pattern.clone(),
+    };
     // An await the cluster does not meet: the implementation under test did not do what the
     // scenario's next steps need (say, a faulty build never sends the request a step waits
     // for), which the model would have done. The run does not conform; the cluster is fine.
@@ -375,10 +380,7 @@ async fn steps_and_settles(
                     ));
                     continue;
                 };
-                let hold = RequestHold {
-                    namespace: ns.clone(),
-                    pattern: pattern.clone(),
-                };
+                let hold = hold_in(pattern);
                 if matches!(step.kind, StepKind::ReleaseRequests(_)) {
                     // As for events: what the other actors do meanwhile has happened first.
                     quiet(&recorder, target.policy).await;
@@ -399,10 +401,7 @@ async fn steps_and_settles(
                     ));
                     continue;
                 };
-                let hold = RequestHold {
-                    namespace: ns.clone(),
-                    pattern: pattern.clone(),
-                };
+                let hold = hold_in(pattern);
                 await_step::held(gate, &hold, target.policy.timeout)
                     .await
                     .map_err(|e| unmet(format!("{label}: {e}")))?;

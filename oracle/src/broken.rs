@@ -46,7 +46,7 @@
 use crate::observed::{Event, EventType, Object, Observed, Snapshot};
 use rsmc_spec::controller::ranking;
 use rsmc_spec::model::properties::{
-    adoption_allowed, over_created, ADOPTION_RULES, DELETE_ONLY_CONTROLLED,
+    adoption_allowed, over_created, status_consistent, ADOPTION_RULES, DELETE_ONLY_CONTROLLED,
     NO_CREATE_WHILE_DELETING, NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS,
     SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
 };
@@ -98,11 +98,7 @@ pub fn broken_by(
 /// (observedGeneration beyond generation, more ready than replicas, more available than
 /// ready). Only the controller writes a ReplicaSet's status.
 fn status_inconsistent(rs: &ReplicaSet, event_type: EventType) -> Option<&'static str> {
-    let st = &rs.status;
-    let off = st.observed_generation > rs.meta.generation
-        || st.ready_replicas > st.replicas
-        || st.available_replicas > st.ready_replicas;
-    (event_type != EventType::Deleted && off).then_some(STATUS_CONSISTENT)
+    (event_type != EventType::Deleted && !status_consistent(rs)).then_some(STATUS_CONSISTENT)
 }
 
 /// A recorded write that breaks a safety property.

@@ -97,6 +97,16 @@ pub const REACH_ORPHAN: &str = "reached: orphan deletion in progress";
 /// Coverage: two ReplicaSets exist at once (overlapping selectors in the presets).
 pub const REACH_TWO_RS: &str = "reached: two ReplicaSets at once";
 
+/// [`STATUS_CONSISTENT`] for one ReplicaSet: ready ≤ replicas, available ≤ ready,
+/// observedGeneration ≤ generation. The model's check and the oracle's judgement of a
+/// recorded status write both judge by it.
+pub fn status_consistent(rs: &ReplicaSet) -> bool {
+    let st = &rs.status;
+    st.ready_replicas <= st.replicas
+        && st.available_replicas <= st.ready_replicas
+        && st.observed_generation <= rs.meta.generation
+}
+
 /// [`ADOPTION_RULES`] for one adoption of `pod` by the ReplicaSet with UID `adopter`, whose
 /// name is bound to `live` (if anything) at that moment: it exists with that UID, is not
 /// being deleted, and its selector matches the pod's labels. The model's check and the
@@ -156,12 +166,7 @@ pub fn all() -> Vec<Property<RsModel>> {
             !violated(s, ORPHAN_KEEPS_DEPENDENTS)
         }),
         Property::always(STATUS_CONSISTENT, |_, s: &State| {
-            s.api.replicasets.values().all(|rs| {
-                let st = &rs.status;
-                st.ready_replicas <= st.replicas
-                    && st.available_replicas <= st.ready_replicas
-                    && st.observed_generation <= rs.meta.generation
-            })
+            s.api.replicasets.values().all(|rs| status_consistent(rs))
         }),
         Property::sometimes(REACH_ADOPTION, |_, s: &State| {
             s.api
