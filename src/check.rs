@@ -488,13 +488,14 @@ fn record(
         rsmc_spec::bugs::known_open(&verdict.name, actions, model.sem.bug).map(|e| e.known_label());
     let name = format!("{}-{}", trace.profile, slug(&verdict.name));
     let description = format!(
-        "The counterexample of \"{}\" that `rsmc check --config {}` found, as a scenario: its environment moves, with a settle wherever the cluster was quiet.",
+        "The counterexample of \"{}\" that `rsmc check --config {}` found, as a scenario: its environment moves, a settle wherever the cluster was quiet, and the holds and awaits that make a cluster take the run's order.",
         verdict.name,
         args.config_name()
     );
     let mut scenario =
-        rsmc_oracle::run_scenario::from_run(model, states, actions, &name, &description);
+        rsmc_oracle::run_scenario::forced(model, states, actions, &name, &description);
     scenario.profile = Some(model.profile);
+    rsmc_oracle::run_scenario::note_reach(&mut scenario, model, &verdict.name);
     match write_trace(&args.out, &name, trace, &scenario.to_yaml()) {
         Ok((json, text, yaml)) => {
             verdict.trace = Some(json);

@@ -161,6 +161,11 @@ pub struct ScenarioArgs {
     /// Where to write the scenario (default: stdout).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Keep only the trace's environment moves, with its timing left open (no holds of the
+    /// controller's events or requests, no awaits): the scenario a cluster without the
+    /// runner's event gate can replay.
+    #[arg(long)]
+    pub open: bool,
 }
 
 /// Arguments of `rsmc oracle`.

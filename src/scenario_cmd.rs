@@ -50,7 +50,12 @@ pub fn run(args: &ScenarioArgs) -> i32 {
             .map(|p| format!(" (a counterexample of \"{p}\")"))
             .unwrap_or_default()
     );
-    let mut scenario = run_scenario::from_run(&model, &states, &actions, &name, &description);
+    let convert = if args.open {
+        run_scenario::from_run
+    } else {
+        run_scenario::forced
+    };
+    let mut scenario = convert(&model, &states, &actions, &name, &description);
     scenario.profile = Some(profile);
     let yaml = scenario.to_yaml();
     match &args.out {

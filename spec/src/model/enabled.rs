@@ -325,3 +325,30 @@ pub(super) fn held(patterns: &[RequestPattern], pending: &Pending) -> bool {
         _ => false,
     }
 }
+
+impl RsModel {
+    /// The request the sync in `worker`'s slot of `controller` sends next, as the pattern that
+    /// catches exactly it (its verb, resource and object; a pod create names none); `None`
+    /// when its next step sends nothing (a choice of victims, the end of the sync). What a
+    /// run's converter holds to make that request land late ([`Action::HoldRequests`]).
+    pub fn next_request(&self, s: &State, controller: u8, worker: u8) -> Option<RequestPattern> {
+        let c = s.controllers.get(controller as usize)?;
+        let task = c.workers.get(worker as usize)?.as_ref()?;
+        match self.pending(s, c, task) {
+            Pending::GetReplicaSet(name) => Some(RequestPattern {
+                verb: crate::api::pattern::Verb::Get,
+                resource: crate::api::pattern::Resource::ReplicaSets,
+                name: Some(name),
+            }),
+            Pending::Send(req) => {
+                req.verb_resource_name()
+                    .map(|(verb, resource, name)| RequestPattern {
+                        verb,
+                        resource,
+                        name: name.map(String::from),
+                    })
+            }
+            _ => None,
+        }
+    }
+}

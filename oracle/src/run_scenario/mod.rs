@@ -14,12 +14,19 @@
 //! any one pod of the same owner (or with the same labels, for an orphan), which the model
 //! explores as a choice that includes the run's.
 
+mod forcing;
+mod verify;
+
+pub use verify::{note_reach, reaches, Reached};
+
 use crate::scenario::{Scenario, Step, StepKind};
+use forcing::{Insert, Rank};
 use rsmc_spec::model::{Action, PodSelection, PodSet, RsModel, State};
 use rsmc_spec::object::{LabelSelector, Pod};
 use std::sync::Arc;
 
-/// The scenario of a run: `states[i + 1]` is `actions[i]` taken in `states[i]`.
+/// The scenario of a run, with its timing left open: `states[i + 1]` is `actions[i]` taken
+/// in `states[i]`.
 pub fn from_run(
     model: &RsModel,
     states: &[State],
@@ -27,7 +34,67 @@ pub fn from_run(
     name: &str,
     description: &str,
 ) -> Scenario {
-    let mut steps = Vec::new();
+    build(model, states, actions, name, description, None)
+}
+
+/// The scenario of a run with the run's order forced where a cluster would not take it by
+/// itself ([`forcing`]): holds of the controller's watch events and requests, awaits and
+/// settles. What each hold stands for, and what the runner cannot force, is in the
+/// scenario's `onCluster`. A run of a scripted model already carries its scenario's holds,
+/// and is converted as it is.
+pub fn forced(
+    model: &RsModel,
+    states: &[State],
+    actions: &[Action],
+    name: &str,
+    description: &str,
+) -> Scenario {
+    if model.script.is_some() {
+        return from_run(model, states, actions, name, description);
+    }
+    let forcing = forcing::forcing(model, states, actions);
+    let mut scenario = build(
+        model,
+        states,
+        actions,
+        name,
+        description,
+        Some(&forcing.inserts),
+    );
+    let mut on_cluster = Vec::new();
+    if !forcing.reasons.is_empty() {
+        on_cluster.push(format!(
+            "The runner's gate forces the run's order: {}.",
+            forcing.reasons.join("; ")
+        ));
+    }
+    if !forcing.unforced.is_empty() {
+        on_cluster.push(format!(
+            "Not forced, left to chance: {}.",
+            forcing.unforced.join("; ")
+        ));
+    }
+    if !on_cluster.is_empty() {
+        scenario.on_cluster = Some(on_cluster.join(" "));
+    }
+    scenario
+}
+
+fn build(
+    model: &RsModel,
+    states: &[State],
+    actions: &[Action],
+    name: &str,
+    description: &str,
+    inserts: Option<&[Insert]>,
+) -> Scenario {
+    let mut inserts: Vec<Insert> = inserts.map(<[Insert]>::to_vec).unwrap_or_default();
+    inserts.sort_by_key(|i| (i.at, i.rank));
+    let mut steps = Steps::default();
+    // Holds before the run's first action go before the objects it starts with.
+    for i in inserts.iter().filter(|i| i.at == 0 && i.rank == Rank::Hold) {
+        steps.push(Step::new(i.kind.clone()));
+    }
     let start = &states[0];
     for rs in start.api.replicasets.values() {
         let mut manifest = rsmc_spec::object::ReplicaSet::clone(rs);
@@ -39,34 +106,27 @@ pub fn from_run(
     for pod in start.api.pods.values() {
         steps.extend(Step::from_action(&Action::ApplyPod { pod: pod.clone() }));
     }
+    let mut pending = inserts
+        .iter()
+        .filter(|i| !(i.at == 0 && i.rank == Rank::Hold))
+        .peekable();
     for (i, action) in actions.iter().enumerate() {
-        if !action.is_environment() || matches!(action, Action::ListPods) {
-            continue;
-        }
-        let before = &states[i];
-        let settled_before = i > 0 && model.is_quiescent(before);
-        let last_is_settle = matches!(
-            steps.last(),
-            Some(Step {
-                kind: StepKind::Settle,
-                ..
-            })
-        );
-        if settled_before && !last_is_settle && !matches!(action, Action::Settle) {
+        let step = action.is_environment() && !matches!(action, Action::ListPods);
+        if step && i > 0 && model.is_quiescent(&states[i]) && !matches!(action, Action::Settle) {
             steps.push(Step::new(StepKind::Settle));
         }
-        steps.extend(step_for(before, action));
+        while let Some(insert) = pending.next_if(|p| p.at <= i) {
+            steps.push(Step::new(insert.kind.clone()));
+        }
+        if step {
+            steps.extend(step_for(&states[i], action));
+        }
     }
-    if !matches!(
-        steps.last(),
-        Some(Step {
-            kind: StepKind::Settle,
-            ..
-        })
-    ) {
-        steps.push(Step::new(StepKind::Settle));
+    for insert in pending {
+        steps.push(Step::new(insert.kind.clone()));
     }
-    let mut scenario = Scenario::new(name, description, steps);
+    steps.push(Step::new(StepKind::Settle));
+    let mut scenario = Scenario::new(name, description, steps.0);
     // The run's own bounds: the informer lag it was explored with, and room for the pod
     // creations the API server rejected in it.
     scenario.bounds.max_lag = model.config.informer.max_lag;
@@ -75,6 +135,29 @@ pub fn from_run(
         .filter(|a| matches!(a, Action::CreateRejected { .. }))
         .count() as u32;
     scenario
+}
+
+/// Steps with no wait written twice in a row: a settle or an await right after the same one
+/// waits for nothing.
+#[derive(Default)]
+struct Steps(Vec<Step>);
+
+impl Steps {
+    fn push(&mut self, step: Step) {
+        let waits = matches!(step.kind, StepKind::Settle | StepKind::Await(_));
+        if waits && self.0.last().is_some_and(|last| last.kind == step.kind) {
+            return;
+        }
+        self.0.push(step);
+    }
+}
+
+impl Extend<Step> for Steps {
+    fn extend<T: IntoIterator<Item = Step>>(&mut self, iter: T) {
+        for s in iter {
+            self.push(s);
+        }
+    }
 }
 
 /// One environment move as a step; a move on a generated pod becomes one on any one pod of

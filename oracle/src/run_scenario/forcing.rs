@@ -1,0 +1,433 @@
+//! The order of a run that a cluster would not take by itself, and the steps that force it.
+//!
+//! On a cluster every actor acts as soon as it can: a watch event reaches the controller
+//! milliseconds after its write, and a sync sends each request as soon as the previous one is
+//! answered. A model run need do neither, and its race usually needs exactly that: a sync that
+//! decides from a cache that has not yet delivered an event, or a request that lands only
+//! after another actor's write. The runner's event gate holds both for the ReplicaSet
+//! controller under test, from outside it (`hold: pods`, `hold: {requests: …}`), and the
+//! runner waits for what other actors do (`await`, `settle`). This module reads a run for the
+//! places that need them:
+//!
+//! - **A late request.** A sync's request lands after somebody else's write that came after
+//!   the sync had decided it (its previous step). The request is held from before the sync
+//!   starts; the runner awaits it at the gate before the first user step it must follow,
+//!   waits for the other actors' writes it must follow, and releases it where the run lands it.
+//! - **A late event.** A watch event reaches the controller only after one of its syncs has
+//!   started from a cache without it. The events of its type are held from before the write
+//!   that makes it until the run delivers it, and the stale sync must have started before the
+//!   release: the runner awaits that sync's held request, or settles.
+//! - **Other actors' removals before a step.** The run's garbage collector or API server
+//!   removed an object before the next step: the runner waits until it is gone
+//!   (`await: {gone: …}`).
+//!
+//! What the runner cannot hold is reported instead, so that the scenario says which order it
+//! leaves to chance: the garbage collector's watch (it runs in the kube-controller-manager of
+//! the controller under test, in front of no gate) and the expectations' 5-minute expiry.
+
+use crate::scenario::StepKind;
+use rsmc_spec::api::{Kind, RequestPattern};
+use rsmc_spec::model::{Action, Awaited, RsModel, State, Watcher};
+use std::collections::BTreeMap;
+
+/// Where an inserted step goes among those at one position; lower first. Waits for other
+/// actors come before the awaits of held requests, which come before releases (a stale sync
+/// must have started before its events flow), and new holds come last, after every wait, so
+/// that a settle never parks a request meant to go through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Rank {
+    AwaitGone,
+    Settle,
+    AwaitHeld,
+    Release,
+    Hold,
+}
+
+/// One step to insert: before the run's action `at` (`at == 0`: before everything, holds
+/// even before the objects the run starts with).
+#[derive(Clone, Debug)]
+pub(super) struct Insert {
+    pub at: usize,
+    pub rank: Rank,
+    pub kind: StepKind,
+}
+
+/// What forcing a run takes.
+#[derive(Debug, Default)]
+pub(super) struct Forcing {
+    pub inserts: Vec<Insert>,
+    /// Per hold, the run's steps (numbered from 1, as its trace prints them) it stands for.
+    pub reasons: Vec<String>,
+    /// Orders the run needs that the runner cannot force.
+    pub unforced: Vec<String>,
+}
+
+/// A run: `states[i + 1]` is `actions[i]` taken in `states[i]`.
+struct Run<'a> {
+    model: &'a RsModel,
+    states: &'a [State],
+    actions: &'a [Action],
+}
+
+/// A sync in flight: its controller and key (one key is synced by one worker at a time).
+type SyncId = (u8, String);
+
+impl Run<'_> {
+    fn writes(&self, i: usize) -> bool {
+        self.states[i + 1].api.rv > self.states[i].api.rv
+    }
+
+    fn is_step(&self, i: usize) -> bool {
+        let a = &self.actions[i];
+        a.is_environment() && !matches!(a, Action::ListPods)
+    }
+
+    /// The sync a system move belongs to.
+    fn sync_of(&self, i: usize) -> Option<SyncId> {
+        let slot = |controller: u8, worker: u8| {
+            let c = self.states[i].controllers.get(controller as usize)?;
+            let task = c.workers.get(worker as usize)?.as_ref()?;
+            Some((controller, task.key.clone()))
+        };
+        match &self.actions[i] {
+            Action::StartSync {
+                controller, key, ..
+            } => Some((*controller, key.clone())),
+            Action::SyncStep { controller, worker }
+            | Action::Choose {
+                controller, worker, ..
+            }
+            | Action::CreateRejected { controller, worker } => slot(*controller, *worker),
+            _ => None,
+        }
+    }
+
+    /// The last environment step before `i`.
+    fn step_before(&self, i: usize) -> Option<usize> {
+        (0..i).rev().find(|&k| self.is_step(k))
+    }
+
+    /// A pod's name a user chose (a generated one does not exist on another cluster).
+    fn named_by_user(&self, pod: &str) -> bool {
+        self.states
+            .iter()
+            .find_map(|s| s.api.pods.get(pod))
+            .is_some_and(|p| p.meta.generate_name.is_none())
+    }
+
+    /// The pattern a scenario can name: a generated pod's name dropped.
+    fn nameable(&self, mut pattern: RequestPattern) -> RequestPattern {
+        if pattern.resource == rsmc_spec::api::pattern::Resource::Pods
+            && pattern
+                .name
+                .as_deref()
+                .is_some_and(|n| !self.named_by_user(n))
+        {
+            pattern.name = None;
+        }
+        pattern
+    }
+
+    /// Objects with a name a scenario knows that action `i` removed.
+    fn removed(&self, i: usize) -> Vec<(Kind, String)> {
+        let (before, after) = (&self.states[i].api, &self.states[i + 1].api);
+        let rs = before
+            .replicasets
+            .keys()
+            .filter(|n| !after.replicasets.contains_key(*n))
+            .map(|n| (Kind::ReplicaSet, n.clone()));
+        let pods = before
+            .pods
+            .keys()
+            .filter(|n| !after.pods.contains_key(*n) && self.named_by_user(n))
+            .map(|n| (Kind::Pod, n.clone()));
+        rs.chain(pods).collect()
+    }
+}
+
+/// A held interval of one thing the gate holds, before actions `from` and `to`.
+struct Interval {
+    from: usize,
+    to: usize,
+}
+
+/// What the gate holds: a resource type's watch events, or requests.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Target {
+    Events(Kind),
+    Requests(RequestPattern),
+}
+
+/// A late request found in the run.
+struct LateRequest {
+    sync: SyncId,
+    started: usize,
+    pattern: RequestPattern,
+    await_at: usize,
+}
+
+/// How to force the run's order; see the module's documentation.
+pub(super) fn forcing(model: &RsModel, states: &[State], actions: &[Action]) -> Forcing {
+    let run = Run {
+        model,
+        states,
+        actions,
+    };
+    let mut out = Forcing::default();
+    let mut held: BTreeMap<Target, Vec<Interval>> = BTreeMap::new();
+    let mut late = late_requests(&run, &mut out, &mut held);
+    late_events(&run, &mut out, &mut held, &mut late);
+    for r in &late {
+        out.inserts.push(Insert {
+            at: r.await_at,
+            rank: Rank::AwaitHeld,
+            kind: StepKind::Await(Awaited::Held(r.pattern.clone())),
+        });
+    }
+    for i in (0..actions.len()).filter(|&i| run.is_step(i) && run.writes(i)) {
+        let after = run.step_before(i).map_or(0, |k| k + 1);
+        await_removals(&run, &mut out, after..i, None, i);
+    }
+    for (target, mut intervals) in held {
+        intervals.sort_by_key(|v| v.from);
+        let mut merged: Vec<Interval> = Vec::new();
+        for v in intervals {
+            match merged.last_mut() {
+                Some(last) if v.from <= last.to => last.to = last.to.max(v.to),
+                _ => merged.push(v),
+            }
+        }
+        for v in merged {
+            let (hold, release) = match &target {
+                Target::Events(kind) => (
+                    StepKind::Hold { kind: *kind },
+                    StepKind::Release { kind: *kind },
+                ),
+                Target::Requests(p) => (
+                    StepKind::HoldRequests(p.clone()),
+                    StepKind::ReleaseRequests(p.clone()),
+                ),
+            };
+            out.inserts.push(Insert {
+                at: v.from,
+                rank: Rank::Hold,
+                kind: hold,
+            });
+            out.inserts.push(Insert {
+                at: v.to,
+                rank: Rank::Release,
+                kind: release,
+            });
+        }
+    }
+    out
+}
+
+/// Requests that land after another actor's write the sync did not wait for.
+fn late_requests(
+    run: &Run,
+    out: &mut Forcing,
+    held: &mut BTreeMap<Target, Vec<Interval>>,
+) -> Vec<LateRequest> {
+    let mut late = Vec::new();
+    for (j, action) in run.actions.iter().enumerate() {
+        let Action::SyncStep { controller, worker } = action else {
+            continue;
+        };
+        let Some(exact) = run.model.next_request(&run.states[j], *controller, *worker) else {
+            continue;
+        };
+        let Some(sync) = run.sync_of(j) else { continue };
+        let same = |i: usize| run.sync_of(i).as_ref() == Some(&sync);
+        let Some(decided) = (0..j).rev().find(|&i| same(i)) else {
+            continue;
+        };
+        let Some(started) = (0..=decided).rev().find(|&i| {
+            matches!(&run.actions[i], Action::StartSync { controller: c, key, .. } if (*c, key.clone()) == sync)
+        }) else {
+            continue;
+        };
+        let foreign: Vec<usize> = (decided + 1..j)
+            .filter(|&i| run.writes(i) && !same(i))
+            .collect();
+        let Some(first) = foreign.first() else {
+            continue;
+        };
+        let pattern = run.nameable(exact);
+        // Held as early as it catches nothing the run lets through: from the start, or right
+        // after the last request it would catch, which the cluster settles to let land.
+        let caught = (0..started).rev().find(|&i| {
+            matches!(run.actions[i], Action::SyncStep { controller, worker }
+                if run.model.next_request(&run.states[i], controller, worker).is_some_and(|p| pattern.matches(p.verb, p.resource, p.name.as_deref())))
+        });
+        let from = caught.map_or(0, |m| m + 1);
+        if from > 0 {
+            out.inserts.push(Insert {
+                at: from,
+                rank: Rank::Settle,
+                kind: StepKind::Settle,
+            });
+        }
+        let await_at = (decided + 1..j).find(|&i| run.is_step(i)).unwrap_or(j);
+        out.reasons.push(format!(
+            "{pattern} held: step {}'s request of the sync of {} that started at step {} lands after step {}'s write",
+            j + 1,
+            sync.1,
+            started + 1,
+            first + 1
+        ));
+        let after = decided.max(run.step_before(j).map_or(0, |k| k + 1));
+        wait_for_writes(run, out, after..j, Some(&sync), j);
+        held.entry(Target::Requests(pattern.clone()))
+            .or_default()
+            .push(Interval { from, to: j });
+        late.push(LateRequest {
+            sync,
+            started,
+            pattern,
+            await_at,
+        });
+    }
+    late
+}
+
+/// Watch events a controller's sync started without, and the garbage collector's.
+fn late_events(
+    run: &Run,
+    out: &mut Forcing,
+    held: &mut BTreeMap<Target, Vec<Interval>>,
+    late: &mut [LateRequest],
+) {
+    for (d, action) in run.actions.iter().enumerate() {
+        let Action::Deliver { watcher, kind } = action else {
+            continue;
+        };
+        let after = &run.states[d + 1];
+        let rv = match watcher {
+            Watcher::Controller(c) => after.controllers[*c as usize].seen.get(*kind),
+            Watcher::GarbageCollector => after.gc.get(*kind),
+        };
+        let Some(written) = (0..d).find(|&i| run.states[i + 1].api.rv >= rv) else {
+            continue;
+        };
+        match watcher {
+            Watcher::Controller(c) => {
+                let Some(stale) = (written + 1..d).find(|&t| {
+                    matches!(run.actions[t], Action::StartSync { controller, .. } if controller == *c)
+                }) else {
+                    continue;
+                };
+                // Held from the step that wrote the event, or, for a system's write, from
+                // after the last event of its type the controller had on time (the gate holds
+                // events once the cluster is quiet, so those have been delivered).
+                let from = if run.is_step(written) {
+                    written
+                } else {
+                    let on_time = (0..written).rev().find(|&i| {
+                        matches!(run.actions[i], Action::Deliver { watcher: w, kind: k } if w == *watcher && k == *kind)
+                    });
+                    run.step_before(written)
+                        .unwrap_or(0)
+                        .max(on_time.map_or(0, |i| i + 1))
+                };
+                out.reasons.push(format!(
+                    "{} events held: step {}'s delivery of the event step {} wrote comes after the sync started at step {}",
+                    kind.resource_name(),
+                    d + 1,
+                    written + 1,
+                    stale + 1
+                ));
+                held.entry(Target::Events(*kind))
+                    .or_default()
+                    .push(Interval { from, to: d });
+                // The stale sync must have started before the events flow: its held request
+                // shows it has, or else the cluster settles first.
+                let sync = run.sync_of(stale);
+                match late
+                    .iter_mut()
+                    .find(|r| Some(&r.sync) == sync.as_ref() && r.started == stale)
+                {
+                    Some(r) => r.await_at = r.await_at.min(d),
+                    None => out.inserts.push(Insert {
+                        at: d,
+                        rank: Rank::Settle,
+                        kind: StepKind::Settle,
+                    }),
+                }
+            }
+            Watcher::GarbageCollector => {
+                if let Some(t) =
+                    (written + 1..d).find(|&t| matches!(run.actions[t], Action::Gc { .. }))
+                {
+                    out.unforced.push(format!(
+                        "the garbage collector acts at step {} before its informer delivers the {} event step {} wrote (step {}): the runner cannot hold the garbage collector's watch, which kube-controller-manager runs beside the controller under test",
+                        t + 1,
+                        kind.resource_name(),
+                        written + 1,
+                        d + 1
+                    ));
+                }
+            }
+        }
+    }
+    for (i, a) in run.actions.iter().enumerate() {
+        if let Action::ExpireExpectations { key, .. } = a {
+            out.unforced.push(format!(
+                "step {} expires the expectations of {key}: 5 minutes on a cluster, which the runner does not wait out (the step is reported as not forced)",
+                i + 1
+            ));
+        }
+    }
+}
+
+/// Before action `before`, wait until every object that other actors' writes in `range`
+/// removed is gone (the writes of `own`, a sync whose request is held, excepted). Whether any
+/// of those writes removed nothing a scenario can name: only a settle waits for such a one.
+fn await_removals(
+    run: &Run,
+    out: &mut Forcing,
+    range: std::ops::Range<usize>,
+    own: Option<&SyncId>,
+    before: usize,
+) -> bool {
+    let mut unnamed = false;
+    for i in range {
+        let theirs =
+            run.writes(i) && !run.is_step(i) && (own.is_none() || run.sync_of(i).as_ref() != own);
+        if !theirs {
+            continue;
+        }
+        let removed = run.removed(i);
+        unnamed |= removed.is_empty();
+        for (kind, name) in removed {
+            out.inserts.push(Insert {
+                at: before,
+                rank: Rank::AwaitGone,
+                kind: StepKind::Await(Awaited::Gone { kind, name }),
+            });
+        }
+    }
+    unnamed
+}
+
+/// Before a held request's release at `before`: wait for the writes other actors made in
+/// `range`, which the request must land after — until what they removed is gone, and for
+/// the cluster to settle if one of them removed nothing (the held sync is parked, so a
+/// settle waits for everyone else). A user's next step does not settle this way: the run
+/// may need it before the system's next move, and on a cluster the system's writes land
+/// within milliseconds of the step that caused them anyway.
+fn wait_for_writes(
+    run: &Run,
+    out: &mut Forcing,
+    range: std::ops::Range<usize>,
+    own: Option<&SyncId>,
+    before: usize,
+) {
+    if await_removals(run, out, range, own, before) {
+        out.inserts.push(Insert {
+            at: before,
+            rank: Rank::Settle,
+            kind: StepKind::Settle,
+        });
+    }
+}
