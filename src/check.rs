@@ -484,18 +484,25 @@ fn record(
     actions: &[Action],
 ) {
     verdict.summary = Some(rsmc_oracle::trace_text::summary(trace));
-    verdict.known =
-        rsmc_spec::bugs::known_open(&verdict.name, actions, model.sem.bug).map(|e| e.known_label());
+    let known = rsmc_spec::bugs::known_open(&verdict.name, actions, model.sem.bug);
+    verdict.known = known.map(|e| e.known_label());
     let name = format!("{}-{}", trace.profile, slug(&verdict.name));
     let description = format!(
         "The counterexample of \"{}\" that `rsmc check --config {}` found, as a scenario: its environment moves, a settle wherever the cluster was quiet, and the holds and awaits that make a cluster take the run's order.",
         verdict.name,
         args.config_name()
     );
-    let mut scenario =
-        rsmc_oracle::run_scenario::forced(model, states, actions, &name, &description);
+    let mut scenario = rsmc_oracle::run_scenario::forced_counterexample(
+        model,
+        states,
+        actions,
+        &name,
+        &description,
+        &verdict.name,
+    );
     scenario.profile = Some(model.profile);
-    rsmc_oracle::run_scenario::note_reach(&mut scenario, model, &verdict.name);
+    // A cluster run of it says whether it reproduced the known race.
+    scenario.reproduces = known;
     match write_trace(&args.out, &name, trace, &scenario.to_yaml()) {
         Ok((json, text, yaml)) => {
             verdict.trace = Some(json);

@@ -50,12 +50,18 @@ pub fn run(args: &ScenarioArgs) -> i32 {
             .map(|p| format!(" (a counterexample of \"{p}\")"))
             .unwrap_or_default()
     );
-    let convert = if args.open {
-        run_scenario::from_run
-    } else {
-        run_scenario::forced
+    let mut scenario = match (&trace.property, args.open) {
+        (_, true) => run_scenario::from_run(&model, &states, &actions, &name, &description),
+        (Some(property), false) => run_scenario::forced_counterexample(
+            &model,
+            &states,
+            &actions,
+            &name,
+            &description,
+            property,
+        ),
+        (None, false) => run_scenario::forced(&model, &states, &actions, &name, &description),
     };
-    let mut scenario = convert(&model, &states, &actions, &name, &description);
     scenario.profile = Some(profile);
     let yaml = scenario.to_yaml();
     match &args.out {

@@ -128,6 +128,33 @@ impl Run<'_> {
         pattern
     }
 
+    /// Where a hold of `pattern` for a sync that starts at `started` begins: as early as it
+    /// catches nothing the run lets through — from the start, or right after the last request
+    /// it would catch (on a cluster, after the step that caused that request: a race the
+    /// model explores both ways).
+    fn hold_from(&self, pattern: &RequestPattern, started: usize) -> usize {
+        let caught = (0..started).rev().find(|&i| {
+            matches!(self.actions[i], Action::SyncStep { controller, worker }
+                if self.model.next_request(&self.states[i], controller, worker)
+                    .is_some_and(|p| pattern.matches(p.verb, p.resource, p.name.as_deref())))
+        });
+        caught.map_or(0, |m| m + 1)
+    }
+
+    /// The first request of the sync that starts at `started`: its action and pattern.
+    fn first_request(&self, started: usize) -> Option<(usize, RequestPattern)> {
+        let sync = self.sync_of(started)?;
+        (started + 1..self.actions.len()).find_map(|j| match self.actions[j] {
+            Action::SyncStep { controller, worker } if self.sync_of(j).as_ref() == Some(&sync) => {
+                let p = self
+                    .model
+                    .next_request(&self.states[j], controller, worker)?;
+                Some((j, self.nameable(p)))
+            }
+            _ => None,
+        })
+    }
+
     /// Objects with a name a scenario knows that action `i` removed.
     fn removed(&self, i: usize) -> Vec<(Kind, String)> {
         let (before, after) = (&self.states[i].api, &self.states[i + 1].api);
@@ -166,8 +193,22 @@ struct LateRequest {
     await_at: usize,
 }
 
+/// How a stale sync is shown to have started before its events are released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Started {
+    /// By its first request, held and awaited, where the run lands it after the delivery.
+    ByRequest,
+    /// By a settle: the sync has run to its end.
+    BySettle,
+}
+
 /// How to force the run's order; see the module's documentation.
-pub(super) fn forcing(model: &RsModel, states: &[State], actions: &[Action]) -> Forcing {
+pub(super) fn forcing(
+    model: &RsModel,
+    states: &[State],
+    actions: &[Action],
+    started: Started,
+) -> Forcing {
     let run = Run {
         model,
         states,
@@ -176,7 +217,7 @@ pub(super) fn forcing(model: &RsModel, states: &[State], actions: &[Action]) -> 
     let mut out = Forcing::default();
     let mut held: BTreeMap<Target, Vec<Interval>> = BTreeMap::new();
     let mut late = late_requests(&run, &mut out, &mut held);
-    late_events(&run, &mut out, &mut held, &mut late);
+    late_events(&run, &mut out, &mut held, &mut late, started);
     for r in &late {
         out.inserts.push(Insert {
             at: r.await_at,
@@ -254,20 +295,7 @@ fn late_requests(
             continue;
         };
         let pattern = run.nameable(exact);
-        // Held as early as it catches nothing the run lets through: from the start, or right
-        // after the last request it would catch, which the cluster settles to let land.
-        let caught = (0..started).rev().find(|&i| {
-            matches!(run.actions[i], Action::SyncStep { controller, worker }
-                if run.model.next_request(&run.states[i], controller, worker).is_some_and(|p| pattern.matches(p.verb, p.resource, p.name.as_deref())))
-        });
-        let from = caught.map_or(0, |m| m + 1);
-        if from > 0 {
-            out.inserts.push(Insert {
-                at: from,
-                rank: Rank::Settle,
-                kind: StepKind::Settle,
-            });
-        }
+        let from = run.hold_from(&pattern, started);
         let await_at = (decided + 1..j).find(|&i| run.is_step(i)).unwrap_or(j);
         out.reasons.push(format!(
             "{pattern} held: step {}'s request of the sync of {} that started at step {} lands after step {}'s write",
@@ -297,6 +325,7 @@ fn late_events(
     out: &mut Forcing,
     held: &mut BTreeMap<Target, Vec<Interval>>,
     late: &mut [LateRequest],
+    started: Started,
 ) {
     for (d, action) in run.actions.iter().enumerate() {
         let Action::Deliver { watcher, kind } = action else {
@@ -341,18 +370,43 @@ fn late_events(
                     .or_default()
                     .push(Interval { from, to: d });
                 // The stale sync must have started before the events flow: its held request
-                // shows it has, or else the cluster settles first.
+                // shows it has. A sync whose requests the run does not hold otherwise, and
+                // whose first request lands after the delivery, gets that one held for the
+                // purpose, awaited before the release and let go where the run lands it;
+                // for any other, the cluster settles before the release (holding a request
+                // the run lands earlier would change the order it needs).
                 let sync = run.sync_of(stale);
-                match late
+                if let Some(r) = late
                     .iter_mut()
                     .find(|r| Some(&r.sync) == sync.as_ref() && r.started == stale)
                 {
-                    Some(r) => r.await_at = r.await_at.min(d),
-                    None => out.inserts.push(Insert {
+                    r.await_at = r.await_at.min(d);
+                } else if let Some((first, pattern)) = run
+                    .first_request(stale)
+                    .filter(|(first, _)| started == Started::ByRequest && *first > d)
+                {
+                    out.reasons.push(format!(
+                        "{pattern} held: step {}'s request shows the sync of step {} has started",
+                        first + 1,
+                        stale + 1
+                    ));
+                    out.inserts.push(Insert {
+                        at: d,
+                        rank: Rank::AwaitHeld,
+                        kind: StepKind::Await(Awaited::Held(pattern.clone())),
+                    });
+                    held.entry(Target::Requests(pattern.clone()))
+                        .or_default()
+                        .push(Interval {
+                            from: run.hold_from(&pattern, stale),
+                            to: first,
+                        });
+                } else {
+                    out.inserts.push(Insert {
                         at: d,
                         rank: Rank::Settle,
                         kind: StepKind::Settle,
-                    }),
+                    });
                 }
             }
             Watcher::GarbageCollector => {

@@ -20,7 +20,7 @@ mod verify;
 pub use verify::{note_reach, reaches, Reached};
 
 use crate::scenario::{Scenario, Step, StepKind};
-use forcing::{Insert, Rank};
+use forcing::{Insert, Rank, Started};
 use rsmc_spec::model::{Action, PodSelection, PodSet, RsModel, State};
 use rsmc_spec::object::{LabelSelector, Pod};
 use std::sync::Arc;
@@ -49,10 +49,50 @@ pub fn forced(
     name: &str,
     description: &str,
 ) -> Scenario {
+    forced_with(
+        model,
+        states,
+        actions,
+        name,
+        description,
+        Started::ByRequest,
+    )
+}
+
+/// [`forced`] for a counterexample of `property`, checked in the model: of the ways to force
+/// the run, the first whose scenario the model takes to the violation, and `onCluster` says
+/// whether one does ([`note_reach`]).
+pub fn forced_counterexample(
+    model: &RsModel,
+    states: &[State],
+    actions: &[Action],
+    name: &str,
+    description: &str,
+    property: &str,
+) -> Scenario {
+    let mut first = None;
+    for started in [Started::ByRequest, Started::BySettle] {
+        let mut scenario = forced_with(model, states, actions, name, description, started);
+        if note_reach(&mut scenario, model, property) == Ok(Reached::Yes) {
+            return scenario;
+        }
+        first.get_or_insert(scenario);
+    }
+    first.expect("one way was tried")
+}
+
+fn forced_with(
+    model: &RsModel,
+    states: &[State],
+    actions: &[Action],
+    name: &str,
+    description: &str,
+    started: Started,
+) -> Scenario {
     if model.script.is_some() {
         return from_run(model, states, actions, name, description);
     }
-    let forcing = forcing::forcing(model, states, actions);
+    let forcing = forcing::forcing(model, states, actions, started);
     let mut scenario = build(
         model,
         states,

@@ -82,8 +82,13 @@ const NOTE_LIMIT: usize = 300_000;
 /// Say in the scenario's `onCluster` whether its model still reaches the violation of
 /// `property` it was written for (under `model`'s semantics): a user replaying it on a cluster
 /// knows whether the model itself has the run under these holds.
-pub fn note_reach(scenario: &mut Scenario, model: &RsModel, property: &str) {
-    let note = match reaches(scenario, model, property, NOTE_LIMIT) {
+pub fn note_reach(
+    scenario: &mut Scenario,
+    model: &RsModel,
+    property: &str,
+) -> Result<Reached, String> {
+    let reached = reaches(scenario, model, property, NOTE_LIMIT);
+    let note = match &reached {
         Ok(Reached::Yes) => format!("In the model, a run of this scenario breaks \"{property}\"."),
         Ok(Reached::No) => format!(
             "In the model, no run of this scenario breaks \"{property}\": the holds do not force this counterexample, and the scenario replays its environment only."
@@ -97,4 +102,5 @@ pub fn note_reach(scenario: &mut Scenario, model: &RsModel, property: &str) {
         Some(text) => format!("{text} {note}"),
         None => note,
     });
+    reached
 }
