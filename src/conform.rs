@@ -212,11 +212,17 @@ async fn conform(args: &ConformArgs) -> i32 {
         Ok(f) => f,
         Err(e) => return bad(e),
     };
-    // Watch events can be held (`hold` steps) only through a local cluster's event gate;
-    // elsewhere such a scenario is judged without those steps, and the run says so.
+    // Watch events can be held (`hold` steps) only through a local cluster's event gates;
+    // elsewhere such a scenario is judged without those steps, and the run says so. A
+    // cluster started before the garbage collector had a gate of its own has only the
+    // controller's.
     let gate = local
         .as_ref()
         .and_then(|l| l.event_gate())
+        .map(GateClient::new);
+    let gc_gate = local
+        .as_ref()
+        .and_then(|l| l.gc_gate())
         .map(GateClient::new);
     let mut prepared = Vec::new();
     let mut not_run = Vec::new();
@@ -236,7 +242,8 @@ async fn conform(args: &ConformArgs) -> i32 {
                 }
                 let mut p = p.judged_as(sem);
                 p.model = args.switches.apply(p.model);
-                if gate.is_none() && p.compiled.holds() {
+                let unheld = gate.is_none() || (gc_gate.is_none() && p.compiled.holds_from_gc());
+                if unheld && p.compiled.holds() {
                     p = p.without_holds();
                 }
                 prepared.push(Arc::new(p))
@@ -253,8 +260,8 @@ async fn conform(args: &ConformArgs) -> i32 {
             return bad("no scenario given can run on this cluster".into());
         }
     }
-    if let Some(gate) = &gate {
-        // Nothing held from an earlier, interrupted run.
+    // Nothing held from an earlier, interrupted run.
+    for gate in gate.iter().chain(&gc_gate) {
         if let Err(e) = gate.release_all().await {
             return bad(e);
         }
@@ -325,6 +332,7 @@ async fn conform(args: &ConformArgs) -> i32 {
         write_pause: Duration::from_secs_f64(args.write_pause),
         namespaces: Arc::new(Mutex::new(Vec::new())),
         gate: gate.clone(),
+        gc_gate: gc_gate.clone(),
         cluster: serde_json::json!({
             "server": version.git_version,
             "controller": match &implementation {
@@ -388,7 +396,7 @@ async fn conform(args: &ConformArgs) -> i32 {
     };
     // Clean up whatever is left: events held by an interrupted run, its namespaces, the fake
     // nodes, the controller processes the run started.
-    if let Some(gate) = &gate {
+    for gate in gate.iter().chain(&gc_gate) {
         if let Err(e) = gate.release_all().await {
             eprintln!("warning: {e}");
         }

@@ -23,7 +23,7 @@ use rsmc_oracle::scenario::{resource_name, StepKind};
 use rsmc_spec::api::ApiServer;
 use rsmc_spec::bugs::Entry;
 use rsmc_spec::liveness::CONVERGENCE;
-use rsmc_spec::model::Awaited;
+use rsmc_spec::model::{Awaited, Recipient};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -51,6 +51,9 @@ pub struct Target {
     /// The local cluster's event gate, which holds watch events from the controller under
     /// test (`hold` steps); `None` on other clusters, where those steps are not forced.
     pub gate: Option<GateClient>,
+    /// The local cluster's gate in front of the garbage collector
+    /// (`hold: {garbage-collector: pods}`); `None` where there is none.
+    pub gc_gate: Option<GateClient>,
     /// A description of the cluster for observed traces (server version, controller).
     pub cluster: serde_json::Value,
 }
@@ -338,10 +341,14 @@ async fn steps_and_settles(
             StepKind::ExpireExpectations { .. } => out.not_forced.push(format!(
                 "{label}: expectations expire after 5 minutes inside the controller; the run does not wait for that"
             )),
-            StepKind::Hold { kind } | StepKind::Release { kind } => {
-                let Some(gate) = &target.gate else {
+            StepKind::Hold { kind, to } | StepKind::Release { kind, to } => {
+                let gate = match to {
+                    Recipient::ReplicaSetController => &target.gate,
+                    Recipient::GarbageCollector => &target.gc_gate,
+                };
+                let Some(gate) = gate else {
                     out.not_forced.push(format!(
-                        "{label}: only the local control plane's event gate can hold watch events; the run is judged without this step"
+                        "{label}: only the local control plane's event gates can hold watch events from the {to}; the run is judged without this step"
                     ));
                     continue;
                 };
@@ -358,8 +365,12 @@ async fn steps_and_settles(
                         .map_err(|e| broken(format!("{label}: {e}")))?;
                     if status.watches.get(*kind) == 0 {
                         return Err(broken(format!(
-                            "{label}: the controller under test watches no {} through the event gate: it must use the kubeconfig the runner gives it ($KUBECONFIG)",
-                            resource_name(*kind)
+                            "{label}: the {to} watches no {} through its event gate{}",
+                            resource_name(*kind),
+                            match to {
+                                Recipient::ReplicaSetController => ": the controller under test must use the kubeconfig the runner gives it ($KUBECONFIG)",
+                                Recipient::GarbageCollector => "",
+                            }
                         )));
                     }
                     mark().await?;

@@ -304,7 +304,7 @@ fn bad_input_names_the_file_the_line_and_what_was_expected() {
     );
     let e = error(&[("w.json", &mark(json!({"step": "hold: secrets"})))]);
     assert!(
-        e.contains("write it as `hold: replicasets | pods | {requests: {verb:"),
+        e.contains("write it as `hold: replicasets | pods | {garbage-collector: replicasets | pods} | {requests: {verb:"),
         "{e}"
     );
 }

@@ -1,17 +1,21 @@
 //! The components of a local cluster and their command lines (Kubernetes v1.20.2).
 //!
-//! Four or five processes, each with its own log:
+//! Five to seven processes, each with its own log:
 //! - `etcd` on two free loopback ports (client, peer), data in the state directory;
 //! - `kube-apiserver`, HTTPS on 127.0.0.1 only (v1.20 rejects an insecure port), token
 //!   authentication, RBAC, no ServiceAccount admission (there are no service accounts to
 //!   mount: no kubelet runs), no endpoint reconciler (it would try to publish a loopback
 //!   address as the `kubernetes` service's endpoint, which validation rejects);
-//! - `kcm-system`: kube-controller-manager with the controllers a ReplicaSet run relies on
-//!   besides the replicaset controller: the garbage collector (owner references, cascading
-//!   deletion), namespace (test namespaces are deleted) and serviceaccount-token;
-//! - `event-gate` (when the caller can run it, as `rsmc cluster up` can): the proxy through
-//!   which the replicaset controller talks to kube-apiserver, so that a conformance run can
-//!   hold back its watch events (`crate::event_gate`);
+//! - `kcm-system`: kube-controller-manager with the housekeeping controllers a run relies
+//!   on: namespace (test namespaces are deleted) and serviceaccount-token;
+//! - `kcm-gc`: kube-controller-manager with only the garbage collector (owner references,
+//!   cascading deletion), in a process of its own so that it can watch through a gate of its
+//!   own: the garbage collector's races (#26120: an orphaning from a graph that has not seen
+//!   a dependent) need its watch held while the ReplicaSet controller's flows;
+//! - `event-gate` and `gc-gate` (when the caller can run them, as `rsmc cluster up` can):
+//!   the proxies through which the replicaset controller and the garbage collector talk to
+//!   kube-apiserver, so that a conformance run can hold back their watch events and the
+//!   controller's requests (`crate::event_gate`);
 //! - `kcm-replicaset`: a second kube-controller-manager with only the replicaset controller.
 //!   It is separate so that the conformance runner can restart it, run a second instance of
 //!   it, or stop it (scenario steps about controller restarts and overlapping leaders)
@@ -35,14 +39,17 @@ pub const ETCD: &str = "etcd";
 pub const KUBE_APISERVER: &str = "kube-apiserver";
 pub const KCM_SYSTEM: &str = "kcm-system";
 pub const KCM_REPLICASET: &str = "kcm-replicaset";
+pub const KCM_GC: &str = "kcm-gc";
 pub const EVENT_GATE: &str = "event-gate";
+pub const GC_GATE: &str = "gc-gate";
 
-/// The event gate of a cluster: the program that serves it (`rsmc`, run as `rsmc
-/// event-gate`) and its port.
+/// The event gates of a cluster: the program that serves them (`rsmc`, run as `rsmc
+/// event-gate`) and their ports, the ReplicaSet controller's and the garbage collector's.
 #[derive(Debug, Clone)]
 pub struct GatePlan {
     pub program: std::path::PathBuf,
     pub port: u16,
+    pub gc_port: u16,
 }
 
 /// The service-account issuer (any URL works; this is the conventional one).
@@ -145,7 +152,7 @@ pub fn plan(
         env: vec![],
     };
     let kcm_system = kcm(
-        "garbagecollector,namespace,serviceaccount-token",
+        "namespace,serviceaccount-token",
         kubeconfig.clone(),
         vec![
             format!(
@@ -161,6 +168,11 @@ pub fn plan(
         None => kubeconfig.clone(),
     };
     let kcm_replicaset = kcm("replicaset", controller_kubeconfig, vec![]);
+    let gc_kubeconfig = match gate {
+        Some(_) => layout.gc_kubeconfig(),
+        None => kubeconfig.clone(),
+    };
+    let kcm_gc = kcm("garbagecollector", gc_kubeconfig, vec![]);
 
     // v1.20 names each informer wait in its log; later releases do not (see `readiness`).
     let named = bins.minor() < 21;
@@ -197,34 +209,40 @@ pub fn plan(
             layout,
             KCM_SYSTEM,
             kcm_system,
-            synced(
-                &["tokens", "namespace", "garbage collector"],
-                &["\"synced garbage collector\""],
-            ),
+            synced(&["tokens", "namespace"], &[]),
         ),
     ];
     if let Some(gate) = gate {
-        let url = format!("http://127.0.0.1:{}", gate.port);
-        components.push(component(
-            layout,
-            EVENT_GATE,
-            CommandLine {
-                program: gate.program.clone(),
-                args: vec![
-                    "event-gate".to_string(),
-                    format!("--listen=127.0.0.1:{}", gate.port),
-                    format!("--upstream=https://127.0.0.1:{}", ports.apiserver),
-                    format!("--ca={}", p(certs.ca_cert.clone())),
-                    format!("--token-file={}", p(layout.token_file())),
-                    // Names the state directory on the command line, as every component's
-                    // does: how a later `up` or `down` knows the process is this cluster's.
-                    format!("--state-dir={}", p(layout.dir().to_path_buf())),
-                ],
-                env: vec![],
-            },
-            Readiness::GateStatus { url },
-        ));
+        for (name, port) in [(EVENT_GATE, gate.port), (GC_GATE, gate.gc_port)] {
+            let url = format!("http://127.0.0.1:{port}");
+            components.push(component(
+                layout,
+                name,
+                CommandLine {
+                    program: gate.program.clone(),
+                    args: vec![
+                        "event-gate".to_string(),
+                        format!("--listen=127.0.0.1:{port}"),
+                        format!("--upstream=https://127.0.0.1:{}", ports.apiserver),
+                        format!("--ca={}", p(certs.ca_cert.clone())),
+                        format!("--token-file={}", p(layout.token_file())),
+                        // Names the state directory on the command line, as every
+                        // component's does: how a later `up` or `down` knows the process is
+                        // this cluster's.
+                        format!("--state-dir={}", p(layout.dir().to_path_buf())),
+                    ],
+                    env: vec![],
+                },
+                Readiness::GateStatus { url },
+            ));
+        }
     }
+    components.push(component(
+        layout,
+        KCM_GC,
+        kcm_gc,
+        synced(&["garbage collector"], &["\"synced garbage collector\""]),
+    ));
     if with_replicaset {
         components.push(component(
             layout,

@@ -142,8 +142,9 @@ fn start(
     let certs = certs::generate(&layout.certs())?;
     let token = kubeconfig::random_hex(16)?;
     kubeconfig::write_token_file(&layout.token_file(), &token)?;
-    let [etcd_client, etcd_peer, apiserver, gate_port] = ports::free_ports(4)?[..] else {
-        unreachable!("four ports were asked for");
+    let [etcd_client, etcd_peer, apiserver, gate_port, gc_gate_port] = ports::free_ports(5)?[..]
+    else {
+        unreachable!("five ports were asked for");
     };
     let ports = Ports {
         etcd_client,
@@ -163,12 +164,14 @@ fn start(
         .map(|program| components::GatePlan {
             program: program.clone(),
             port: gate_port,
+            gc_port: gc_gate_port,
         });
-    let gate_url = gate
-        .as_ref()
-        .map(|g| format!("http://127.0.0.1:{}", g.port));
-    if let Some(url) = &gate_url {
-        kubeconfig::write_kubeconfig(&layout.controller_kubeconfig(), url, None, None)?;
+    let url = |port: u16| format!("http://127.0.0.1:{port}");
+    let gate_url = gate.as_ref().map(|g| url(g.port));
+    let gc_gate_url = gate.as_ref().map(|g| url(g.gc_port));
+    if let (Some(gate), Some(gc_gate)) = (&gate_url, &gc_gate_url) {
+        kubeconfig::write_kubeconfig(&layout.controller_kubeconfig(), gate, None, None)?;
+        kubeconfig::write_kubeconfig(&layout.gc_kubeconfig(), gc_gate, None, None)?;
     }
     for dir in [layout.logs(), layout.pids(), layout.etcd_data()] {
         std::fs::create_dir_all(&dir).map_err(|e| ClusterError::io("cannot create", &dir, e))?;
@@ -202,6 +205,7 @@ fn start(
         builtin_replicaset: !opts.without_replicaset,
         audit_log,
         event_gate: gate_url,
+        gc_gate: gc_gate_url,
         complete: false,
         components,
     };

@@ -24,6 +24,7 @@ pub struct LocalCluster {
     apiserver_url: String,
     builtin_replicaset: bool,
     event_gate: Option<String>,
+    gc_gate: Option<String>,
     audit_log: Option<PathBuf>,
     kubernetes_version: String,
     feature_gates: FeatureGates,
@@ -38,6 +39,7 @@ impl LocalCluster {
             apiserver_url: state.apiserver_url.clone(),
             builtin_replicaset: state.builtin_replicaset,
             event_gate: state.event_gate.clone(),
+            gc_gate: state.gc_gate.clone(),
             audit_log: state.audit_log.clone(),
             kubernetes_version: state.kubernetes_version.clone(),
             feature_gates: state.feature_gates.clone(),
@@ -87,6 +89,11 @@ impl LocalCluster {
     /// The event gate's URL (`http://127.0.0.1:PORT`), when the cluster has one.
     pub fn event_gate(&self) -> Option<&str> {
         self.event_gate.as_deref()
+    }
+
+    /// The garbage collector's gate's URL, when the cluster has one.
+    pub fn gc_gate(&self) -> Option<&str> {
+        self.gc_gate.as_deref()
     }
 
     /// The file kube-apiserver appends its audit log to, when it logs

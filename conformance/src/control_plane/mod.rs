@@ -1,12 +1,13 @@
-//! A local Kubernetes v1.20.2 control plane: etcd, kube-apiserver and two
-//! kube-controller-managers as plain processes (`rsmc cluster up|down|status`).
+//! A local Kubernetes control plane (v1.20.2, v1.35.4 or v1.37.2): etcd, kube-apiserver and
+//! three kube-controller-managers as plain processes (`rsmc cluster up|down|status`).
 //!
 //! kind needs a container engine, which these machines do not have; the server binaries run
 //! fine as processes, and that is also cheaper (a cluster is ready in about 15 s). The
 //! replicaset controller runs in a kube-controller-manager of its own (`kcm-replicaset`) so
 //! that a conformance run can restart it, run a second one, or leave it out entirely to test
-//! another implementation, while the garbage collector and the namespace controller keep
-//! running in `kcm-system`. See [`components`] for the command lines, [`readiness`] for when
+//! another implementation, while the namespace controller keeps running in `kcm-system`;
+//! the garbage collector has one of its own too (`kcm-gc`), so that a run can hold its
+//! watch. See [`components`] for the command lines, [`readiness`] for when
 //! a component counts as started, and [`state`] for the state directory.
 //!
 //! Everything is synchronous (and works whether or not the caller runs a tokio runtime):

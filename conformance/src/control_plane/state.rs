@@ -36,11 +36,12 @@ pub struct Layout {
 /// The cluster's files, which `up` and `down` remove (and nothing else, so a state
 /// directory pointed at a directory holding other files never loses them). The logs and
 /// the lock are handled separately.
-const ENTRIES: [&str; 8] = [
+const ENTRIES: [&str; 9] = [
     "cluster.json",
     "cluster.json.tmp",
     "kubeconfig",
     "controller.kubeconfig",
+    "gc.kubeconfig",
     "certs",
     "etcd-data",
     "pids",
@@ -94,6 +95,10 @@ impl Layout {
     /// The kubeconfig of the controller under test: through the event gate.
     pub fn controller_kubeconfig(&self) -> PathBuf {
         self.dir.join("controller.kubeconfig")
+    }
+    /// The garbage collector's kubeconfig: through its own gate.
+    pub fn gc_kubeconfig(&self) -> PathBuf {
+        self.dir.join("gc.kubeconfig")
     }
 
     pub fn kubeconfig(&self) -> PathBuf {
@@ -245,6 +250,9 @@ pub struct ClusterState {
     /// The event gate's URL (`http://127.0.0.1:PORT`), when the cluster has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_gate: Option<String>,
+    /// The garbage collector's gate, when the cluster has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_gate: Option<String>,
     /// False while `up` is still starting the components.
     pub complete: bool,
     pub components: Vec<Component>,

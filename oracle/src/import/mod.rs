@@ -46,6 +46,7 @@ use history::Objects;
 use infer::Inferred;
 pub use k8s_openapi::jiff::SignedDuration;
 use order::{in_commit_order, removals_after_concurrent_writes, Unordered};
+use rsmc_spec::model::Recipient;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use writer::{Attribution, Writer};
@@ -393,18 +394,18 @@ fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Entry
 /// as the faults go.
 #[derive(Default)]
 pub(crate) struct Held {
-    events: BTreeSet<rsmc_spec::api::Kind>,
+    events: BTreeSet<(Recipient, rsmc_spec::api::Kind)>,
     requests: BTreeSet<rsmc_spec::api::RequestPattern>,
 }
 
 impl Held {
     pub(crate) fn follow(&mut self, step: &StepKind) {
         match step {
-            StepKind::Hold { kind } => {
-                self.events.insert(*kind);
+            StepKind::Hold { kind, to } => {
+                self.events.insert((*to, *kind));
             }
-            StepKind::Release { kind } => {
-                self.events.remove(kind);
+            StepKind::Release { kind, to } => {
+                self.events.remove(&(*to, *kind));
             }
             StepKind::HoldRequests(p) => {
                 self.requests.insert(p.clone());

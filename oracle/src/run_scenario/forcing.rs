@@ -17,17 +17,21 @@
 //!   started from a cache without it. The events of its type are held from before the write
 //!   that makes it until the run delivers it, and the stale sync must have started before the
 //!   release: the runner awaits that sync's held request, or settles.
+//! - **A late event to the garbage collector.** The collector acts from a graph that lacks
+//!   an event (an orphaning that misses a just-created dependent, #26120): its events of that
+//!   type are held (`hold: {garbage-collector: pods}`; the local control plane runs it in a
+//!   kube-controller-manager of its own, behind a gate of its own) from the write until the
+//!   run delivers the event, and released once what it did meanwhile has happened.
 //! - **Other actors' removals before a step.** The run's garbage collector or API server
 //!   removed an object before the next step: the runner waits until it is gone
 //!   (`await: {gone: …}`).
 //!
-//! What the runner cannot hold is reported instead, so that the scenario says which order it
-//! leaves to chance: the garbage collector's watch (it runs in the kube-controller-manager of
-//! the controller under test, in front of no gate) and the expectations' 5-minute expiry.
+//! What the runner cannot force is reported instead, so that the scenario says which order
+//! it leaves to chance: the expectations' 5-minute expiry.
 
 use crate::scenario::StepKind;
 use rsmc_spec::api::{Kind, RequestPattern};
-use rsmc_spec::model::{Action, Awaited, RsModel, State, Watcher};
+use rsmc_spec::model::{Action, Awaited, Recipient, RsModel, State, Watcher};
 use std::collections::BTreeMap;
 
 /// Where an inserted step goes among those at one position; lower first. Waits for other
@@ -155,6 +159,22 @@ impl Run<'_> {
         })
     }
 
+    /// Where a hold of `watcher`'s `kind` events for the event action `written` wrote
+    /// begins: at that step, or, for a system's write, after the last event of its type the
+    /// watcher had on time (the gate holds events once the cluster is quiet, so those have
+    /// been delivered).
+    fn events_held_from(&self, written: usize, watcher: Watcher, kind: Kind) -> usize {
+        if self.is_step(written) {
+            return written;
+        }
+        let on_time = (0..written).rev().find(|&i| {
+            matches!(self.actions[i], Action::Deliver { watcher: w, kind: k } if w == watcher && k == kind)
+        });
+        self.step_before(written)
+            .unwrap_or(0)
+            .max(on_time.map_or(0, |i| i + 1))
+    }
+
     /// Objects with a name a scenario knows that action `i` removed.
     fn removed(&self, i: usize) -> Vec<(Kind, String)> {
         let (before, after) = (&self.states[i].api, &self.states[i + 1].api);
@@ -181,7 +201,7 @@ struct Interval {
 /// What the gate holds: a resource type's watch events, or requests.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Target {
-    Events(Kind),
+    Events(Recipient, Kind),
     Requests(RequestPattern),
 }
 
@@ -240,9 +260,15 @@ pub(super) fn forcing(
         }
         for v in merged {
             let (hold, release) = match &target {
-                Target::Events(kind) => (
-                    StepKind::Hold { kind: *kind },
-                    StepKind::Release { kind: *kind },
+                Target::Events(to, kind) => (
+                    StepKind::Hold {
+                        kind: *kind,
+                        to: *to,
+                    },
+                    StepKind::Release {
+                        kind: *kind,
+                        to: *to,
+                    },
                 ),
                 Target::Requests(p) => (
                     StepKind::HoldRequests(p.clone()),
@@ -339,89 +365,79 @@ fn late_events(
         let Some(written) = (0..d).find(|&i| run.states[i + 1].api.rv >= rv) else {
             continue;
         };
-        match watcher {
-            Watcher::Controller(c) => {
-                let Some(stale) = (written + 1..d).find(|&t| {
+        // The watcher's first move without the event: a sync it started, or the
+        // collector's work on its graph.
+        let (acted, to, what) = match watcher {
+            Watcher::Controller(c) => (
+                (written + 1..d).find(|&t| {
                     matches!(run.actions[t], Action::StartSync { controller, .. } if controller == *c)
-                }) else {
-                    continue;
-                };
-                // Held from the step that wrote the event, or, for a system's write, from
-                // after the last event of its type the controller had on time (the gate holds
-                // events once the cluster is quiet, so those have been delivered).
-                let from = if run.is_step(written) {
-                    written
-                } else {
-                    let on_time = (0..written).rev().find(|&i| {
-                        matches!(run.actions[i], Action::Deliver { watcher: w, kind: k } if w == *watcher && k == *kind)
-                    });
-                    run.step_before(written)
-                        .unwrap_or(0)
-                        .max(on_time.map_or(0, |i| i + 1))
-                };
-                out.reasons.push(format!(
-                    "{} events held: step {}'s delivery of the event step {} wrote comes after the sync started at step {}",
-                    kind.resource_name(),
-                    d + 1,
-                    written + 1,
-                    stale + 1
-                ));
-                held.entry(Target::Events(*kind))
-                    .or_default()
-                    .push(Interval { from, to: d });
-                // The stale sync must have started before the events flow: its held request
-                // shows it has. A sync whose requests the run does not hold otherwise, and
-                // whose first request lands after the delivery, gets that one held for the
-                // purpose, awaited before the release and let go where the run lands it;
-                // for any other, the cluster settles before the release (holding a request
-                // the run lands earlier would change the order it needs).
-                let sync = run.sync_of(stale);
-                if let Some(r) = late
-                    .iter_mut()
-                    .find(|r| Some(&r.sync) == sync.as_ref() && r.started == stale)
-                {
-                    r.await_at = r.await_at.min(d);
-                } else if let Some((first, pattern)) = run
-                    .first_request(stale)
-                    .filter(|(first, _)| started == Started::ByRequest && *first > d)
-                {
-                    out.reasons.push(format!(
-                        "{pattern} held: step {}'s request shows the sync of step {} has started",
-                        first + 1,
-                        stale + 1
-                    ));
-                    out.inserts.push(Insert {
-                        at: d,
-                        rank: Rank::AwaitHeld,
-                        kind: StepKind::Await(Awaited::Held(pattern.clone())),
-                    });
-                    held.entry(Target::Requests(pattern.clone()))
-                        .or_default()
-                        .push(Interval {
-                            from: run.hold_from(&pattern, stale),
-                            to: first,
-                        });
-                } else {
-                    out.inserts.push(Insert {
-                        at: d,
-                        rank: Rank::Settle,
-                        kind: StepKind::Settle,
-                    });
-                }
-            }
-            Watcher::GarbageCollector => {
-                if let Some(t) =
-                    (written + 1..d).find(|&t| matches!(run.actions[t], Action::Gc { .. }))
-                {
-                    out.unforced.push(format!(
-                        "the garbage collector acts at step {} before its informer delivers the {} event step {} wrote (step {}): the runner cannot hold the garbage collector's watch, which kube-controller-manager runs beside the controller under test",
-                        t + 1,
-                        kind.resource_name(),
-                        written + 1,
-                        d + 1
-                    ));
-                }
-            }
+                }),
+                Recipient::ReplicaSetController,
+                "its sync started",
+            ),
+            Watcher::GarbageCollector => (
+                (written + 1..d).find(|&t| matches!(run.actions[t], Action::Gc { .. })),
+                Recipient::GarbageCollector,
+                "it acted",
+            ),
+        };
+        let Some(acted) = acted else { continue };
+        let from = run.events_held_from(written, *watcher, *kind);
+        out.reasons.push(format!(
+            "{} events held from the {to}: step {}'s delivery of the event step {} wrote comes after {what} at step {}",
+            kind.resource_name(),
+            d + 1,
+            written + 1,
+            acted + 1
+        ));
+        held.entry(Target::Events(to, *kind))
+            .or_default()
+            .push(Interval { from, to: d });
+        if to == Recipient::GarbageCollector {
+            // What the collector did from its stale graph has happened before the events
+            // flow: what it removed is gone, or the cluster has settled.
+            wait_for_writes(run, out, acted..d, None, d);
+            continue;
+        }
+        // The stale sync must have started before the events flow: its held request shows
+        // it has. A sync whose requests the run does not hold otherwise, and whose first
+        // request lands after the delivery, gets that one held for the purpose, awaited
+        // before the release and let go where the run lands it; for any other, the cluster
+        // settles before the release (holding a request the run lands earlier would change
+        // the order it needs).
+        let stale = acted;
+        let sync = run.sync_of(stale);
+        if let Some(r) = late
+            .iter_mut()
+            .find(|r| Some(&r.sync) == sync.as_ref() && r.started == stale)
+        {
+            r.await_at = r.await_at.min(d);
+        } else if let Some((first, pattern)) = run
+            .first_request(stale)
+            .filter(|(first, _)| started == Started::ByRequest && *first > d)
+        {
+            out.reasons.push(format!(
+                "{pattern} held: step {}'s request shows the sync of step {} has started",
+                first + 1,
+                stale + 1
+            ));
+            out.inserts.push(Insert {
+                at: d,
+                rank: Rank::AwaitHeld,
+                kind: StepKind::Await(Awaited::Held(pattern.clone())),
+            });
+            held.entry(Target::Requests(pattern.clone()))
+                .or_default()
+                .push(Interval {
+                    from: run.hold_from(&pattern, stale),
+                    to: first,
+                });
+        } else {
+            out.inserts.push(Insert {
+                at: d,
+                rank: Rank::Settle,
+                kind: StepKind::Settle,
+            });
         }
     }
     for (i, a) in run.actions.iter().enumerate() {

@@ -5,7 +5,7 @@ use super::Scenario;
 use crate::manifest::Object;
 use crate::yaml::Error;
 use rsmc_spec::config::Config;
-use rsmc_spec::model::{Action, Awaited, Script, ScriptStep};
+use rsmc_spec::model::{Action, Awaited, Recipient, Script, ScriptStep};
 use rsmc_spec::profile::Profile;
 use std::collections::BTreeSet;
 
@@ -26,6 +26,20 @@ impl Compiled {
     /// Whether the script holds watch events or requests of the controller (`hold` steps).
     pub fn holds(&self) -> bool {
         self.script.steps.iter().any(is_hold)
+    }
+
+    /// Whether the script holds watch events from the garbage collector, which needs a gate
+    /// in front of it (`hold: {garbage-collector: pods}`).
+    pub fn holds_from_gc(&self) -> bool {
+        self.script.steps.iter().any(|s| {
+            matches!(
+                s,
+                ScriptStep::Move(Action::HoldEvents {
+                    to: Recipient::GarbageCollector,
+                    ..
+                })
+            )
+        })
     }
 
     /// The same script without its `hold` and `release` steps and the awaits of held
@@ -184,8 +198,14 @@ fn script_steps(kind: &StepKind) -> Vec<ScriptStep> {
             key: replicaset.clone(),
         }),
         StepKind::Relist { watcher } => one(Action::Relist { watcher: *watcher }),
-        StepKind::Hold { kind } => one(Action::HoldEvents { kind: *kind }),
-        StepKind::Release { kind } => one(Action::ReleaseEvents { kind: *kind }),
+        StepKind::Hold { kind, to } => one(Action::HoldEvents {
+            kind: *kind,
+            to: *to,
+        }),
+        StepKind::Release { kind, to } => one(Action::ReleaseEvents {
+            kind: *kind,
+            to: *to,
+        }),
         StepKind::HoldRequests(pattern) => one(Action::HoldRequests {
             pattern: pattern.clone(),
         }),

@@ -72,6 +72,7 @@
 //! | `expireExpectations: {replicaset: frontend, controller: 0}` | the controller's expectations for the ReplicaSet time out (5 minutes on a cluster). |
 //! | `relist: controller`, `relist: garbage-collector`, `relist: {controller: 1}` | a watch expires and the informer relists. |
 //! | `hold: pods`, `release: pods` (or `replicasets`) | the type's watch events stop reaching the ReplicaSet controller, then flow again in order: its informer falls behind meanwhile. |
+//! | `hold: {garbage-collector: pods}`, `release: {garbage-collector: pods}` (or `replicasets`) | the same for the garbage collector's informer, while the controller's flow. |
 //! | `hold: {requests: {verb: patch, resource: pods, name: pod1}}`, `release: {requests: …}` | the ReplicaSet controller's requests the pattern catches (verbs `get`, `create`, `update`, `patch`, `delete`; resources `pods`, `replicasets`, `replicasets/status`; `name` optional) wait at the gate, sent and not landed, until the same pattern is released. A release must name a hold, and every request hold must be released. |
 //! | `await: {held: PATTERN}`, `await: {gone: {replicaset: frontend}}` (or `{pod: …}`) | wait until a request the scenario holds is at the gate, or until the object is gone. |
 //! | `startSecondLeader`, `stopFirstLeader` | a second controller instance starts while the first runs; then the first stops (a leader handover). Controller 1 exists only after `startSecondLeader`. |
@@ -127,7 +128,7 @@ use crate::yaml::{cannot_read, FieldPath, Seg};
 use rsmc_spec::api::names::is_dns1123_subdomain;
 use rsmc_spec::api::{Kind, RequestPattern};
 use rsmc_spec::gates::FeatureGates;
-use rsmc_spec::model::{Awaited, PodAction, PodSet, Watcher};
+use rsmc_spec::model::{Awaited, PodAction, PodSet, Recipient, Watcher};
 use rsmc_spec::profile::Profile;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -359,7 +360,7 @@ impl Scenario {
 /// yet held, an await of a held request a request held.
 #[derive(Default)]
 struct HoldsSoFar {
-    events: BTreeSet<Kind>,
+    events: BTreeSet<(Recipient, Kind)>,
     /// The request holds, with the step that made each.
     requests: Vec<(usize, RequestPattern)>,
 }
@@ -370,12 +371,12 @@ impl HoldsSoFar {
             requests.iter().position(|(_, q)| q == p)
         };
         match kind {
-            StepKind::Hold { kind } if !self.events.insert(*kind) => Some(format!(
-                "{} watch events are already held by an earlier step",
+            StepKind::Hold { kind, to } if !self.events.insert((*to, *kind)) => Some(format!(
+                "{} watch events are already held from the {to} by an earlier step",
                 resource_name(*kind)
             )),
-            StepKind::Release { kind } if !self.events.remove(kind) => Some(format!(
-                "nothing to release: no earlier step holds {} watch events",
+            StepKind::Release { kind, to } if !self.events.remove(&(*to, *kind)) => Some(format!(
+                "nothing to release: no earlier step holds {} watch events from the {to}",
                 resource_name(*kind)
             )),
             StepKind::HoldRequests(p) if held(&self.requests, p).is_some() => {

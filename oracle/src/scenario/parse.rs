@@ -7,7 +7,7 @@ use crate::manifest::{self, Manifest, Object, Validation};
 use crate::yaml::{self, describe, Document, Error, FieldPath, Fields, Seg};
 use rsmc_spec::api::{Kind, Propagation, Reason, RequestPattern};
 use rsmc_spec::gates::{FeatureGates, Gate};
-use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Watcher};
+use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Recipient, Watcher};
 use rsmc_spec::object::{LabelSelector, Labels, Pod};
 use rsmc_spec::profile::Profile;
 use serde::Deserialize;
@@ -100,22 +100,18 @@ const KINDS: &[(&str, &str, Reader)] = &[
     ),
     (
         "hold",
-        "hold: replicasets | pods | {requests: {verb: get|create|update|patch|delete, resource: pods|replicasets|replicasets/status, name: NAME}}",
-        |c, p| match requests(c, p)? {
-            Some(pattern) => Ok(StepKind::HoldRequests(pattern)),
-            None => Ok(StepKind::Hold {
-                kind: resource(c, p)?,
-            }),
+        "hold: replicasets | pods | {garbage-collector: replicasets | pods} | {requests: {verb: get|create|update|patch|delete, resource: pods|replicasets|replicasets/status, name: NAME}}",
+        |c, p| match held_thing(c, p)? {
+            Held::Requests(pattern) => Ok(StepKind::HoldRequests(pattern)),
+            Held::Events { kind, to } => Ok(StepKind::Hold { kind, to }),
         },
     ),
     (
         "release",
-        "release: replicasets | pods | {requests: {verb: VERB, resource: RESOURCE, name: NAME}} (as held)",
-        |c, p| match requests(c, p)? {
-            Some(pattern) => Ok(StepKind::ReleaseRequests(pattern)),
-            None => Ok(StepKind::Release {
-                kind: resource(c, p)?,
-            }),
+        "release: replicasets | pods | {garbage-collector: RESOURCE} | {requests: {verb: VERB, resource: RESOURCE, name: NAME}} (as held)",
+        |c, p| match held_thing(c, p)? {
+            Held::Requests(pattern) => Ok(StepKind::ReleaseRequests(pattern)),
+            Held::Events { kind, to } => Ok(StepKind::Release { kind, to }),
         },
     ),
     (
@@ -633,15 +629,38 @@ fn resource(ctx: &Ctx, path: &FieldPath) -> Result<Kind, Error> {
     }
 }
 
-/// A hold's or release's `{requests: PATTERN}`; `None` for the watch-event form.
-fn requests(ctx: &Ctx, path: &FieldPath) -> Result<Option<RequestPattern>, Error> {
+/// What a hold or release names.
+enum Held {
+    Events { kind: Kind, to: Recipient },
+    Requests(RequestPattern),
+}
+
+/// A hold's or release's argument: a resource (the ReplicaSet controller's watch events),
+/// `{garbage-collector: RESOURCE}` (the garbage collector's) or `{requests: PATTERN}`.
+fn held_thing(ctx: &Ctx, path: &FieldPath) -> Result<Held, Error> {
     if !matches!(ctx.doc.get(path), Some(Value::Object(_))) {
-        return Ok(None);
+        return Ok(Held::Events {
+            kind: resource(ctx, path)?,
+            to: Recipient::ReplicaSetController,
+        });
     }
     let mut f = arguments(ctx, path)?;
-    let pattern = f.required("requests")?;
+    let held = if f.has("requests") {
+        Held::Requests(f.required("requests")?)
+    } else if f.has("garbage-collector") {
+        Held::Events {
+            kind: resource(ctx, &path.key("garbage-collector"))?,
+            to: Recipient::GarbageCollector,
+        }
+    } else {
+        return Err(shape_error(
+            ctx,
+            path,
+            "expected `requests` or `garbage-collector`",
+        ));
+    };
     f.finish()?;
-    Ok(Some(pattern))
+    Ok(held)
 }
 
 /// `await: {held: PATTERN}` or `await: {gone: {replicaset: NAME} | {pod: NAME}}`.

@@ -3,7 +3,7 @@
 use crate::manifest::{Manifest, Object};
 use crate::yaml::Pos;
 use rsmc_spec::api::{Kind, Propagation, Reason, RequestPattern};
-use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Watcher};
+use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Recipient, Watcher};
 use rsmc_spec::object::render_labels_compact;
 use std::fmt;
 use std::path::PathBuf;
@@ -52,11 +52,12 @@ pub enum StepKind {
     StartSecondLeader,
     /// The first controller instance stops.
     StopFirstLeader,
-    /// Watch events of one resource type stop reaching the ReplicaSet controller: its
-    /// informer falls behind until `release` (the runner's event gate holds them).
-    Hold { kind: Kind },
+    /// Watch events of one resource type stop reaching the ReplicaSet controller (or the
+    /// garbage collector): its informer falls behind until `release` (the runner's event
+    /// gate in front of it holds them).
+    Hold { kind: Kind, to: Recipient },
     /// The held watch events flow again, in order.
-    Release { kind: Kind },
+    Release { kind: Kind, to: Recipient },
     /// The ReplicaSet controller's requests the pattern catches stop at the runner's gate:
     /// the sync has decided and sent them; they land on `release`.
     HoldRequests(RequestPattern),
@@ -290,14 +291,14 @@ impl fmt::Display for StepKind {
                 f.write_str("fault: replicaset-controller#1 starts while #0 still runs")
             }
             StepKind::StopFirstLeader => f.write_str("fault: replicaset-controller#0 steps down"),
-            StepKind::Hold { kind } => write!(
+            StepKind::Hold { kind, to } => write!(
                 f,
-                "fault: {} watch events are held from the replicaset-controller",
+                "fault: {} watch events are held from the {to}",
                 resource_name(*kind)
             ),
-            StepKind::Release { kind } => write!(
+            StepKind::Release { kind, to } => write!(
                 f,
-                "fault: held {} watch events reach the replicaset-controller again",
+                "fault: held {} watch events reach the {to} again",
                 resource_name(*kind)
             ),
             StepKind::HoldRequests(pattern) => write!(

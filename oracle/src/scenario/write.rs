@@ -6,7 +6,7 @@ use super::{Bounds, Scenario};
 use crate::manifest::Object;
 use crate::yaml::emit;
 use rsmc_spec::api::Kind;
-use rsmc_spec::model::{Action, Awaited, PodAction, PodSelection, PodSet, Watcher};
+use rsmc_spec::model::{Action, Awaited, PodAction, PodSelection, PodSet, Recipient, Watcher};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -175,7 +175,10 @@ fn kind_value(kind: &StepKind) -> Value {
         StepKind::Relist {
             watcher: Watcher::GarbageCollector,
         } => json!("garbage-collector"),
-        StepKind::Hold { kind } | StepKind::Release { kind } => json!(resource_name(*kind)),
+        StepKind::Hold { kind, to } | StepKind::Release { kind, to } => match to {
+            Recipient::ReplicaSetController => json!(resource_name(*kind)),
+            Recipient::GarbageCollector => json!({ "garbage-collector": resource_name(*kind) }),
+        },
         StepKind::HoldRequests(pattern) | StepKind::ReleaseRequests(pattern) => {
             json!({ "requests": pattern })
         }
@@ -300,8 +303,14 @@ impl Step {
             Action::Relist { watcher } => StepKind::Relist { watcher: *watcher },
             Action::StartSecondLeader => StepKind::StartSecondLeader,
             Action::StopFirstLeader => StepKind::StopFirstLeader,
-            Action::HoldEvents { kind } => StepKind::Hold { kind: *kind },
-            Action::ReleaseEvents { kind } => StepKind::Release { kind: *kind },
+            Action::HoldEvents { kind, to } => StepKind::Hold {
+                kind: *kind,
+                to: *to,
+            },
+            Action::ReleaseEvents { kind, to } => StepKind::Release {
+                kind: *kind,
+                to: *to,
+            },
             Action::HoldRequests { pattern } => StepKind::HoldRequests(pattern.clone()),
             Action::ReleaseRequests { pattern } => StepKind::ReleaseRequests(pattern.clone()),
             Action::Await { until } => StepKind::Await(until.clone()),

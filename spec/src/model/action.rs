@@ -15,6 +15,45 @@ pub enum Watcher {
     GarbageCollector,
 }
 
+/// Whose watch events a script holds: the ReplicaSet controller's (every instance; the
+/// runner's event gate sits in the path of their watches) or the garbage collector's (the
+/// local control plane runs it in a kube-controller-manager of its own, behind a gate of its
+/// own). The same events reach both; holding them from one leaves the other's informer as
+/// it was.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub enum Recipient {
+    #[default]
+    ReplicaSetController,
+    GarbageCollector,
+}
+
+impl Recipient {
+    /// Whether `watcher` is one this recipient names.
+    pub fn covers(self, watcher: Watcher) -> bool {
+        match self {
+            Recipient::ReplicaSetController => matches!(watcher, Watcher::Controller(_)),
+            Recipient::GarbageCollector => watcher == Watcher::GarbageCollector,
+        }
+    }
+
+    /// Whether this is the default (for serde's `skip_serializing_if`: traces written before
+    /// the garbage collector's gate read the same).
+    pub fn is_controller(&self) -> bool {
+        *self == Recipient::ReplicaSetController
+    }
+}
+
+impl fmt::Display for Recipient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Recipient::ReplicaSetController => f.write_str("replicaset-controller"),
+            Recipient::GarbageCollector => f.write_str("garbage-collector"),
+        }
+    }
+}
+
 /// One step of the model.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Action {
@@ -79,15 +118,20 @@ pub enum Action {
     StartSecondLeader,
     StopFirstLeader,
     // --- a scripted environment (scenarios) ---
-    /// The watch events of `kind` stop reaching the ReplicaSet controller (every instance):
-    /// its informer falls behind for as long as the scenario says, as a slow or partitioned
-    /// watch would leave it. A cluster run forces it with the runner's event gate.
+    /// The watch events of `kind` stop reaching `to` (the ReplicaSet controller, every
+    /// instance, or the garbage collector): its informer falls behind for as long as the
+    /// scenario says, as a slow or partitioned watch would leave it. A cluster run forces it
+    /// with the runner's event gate in front of that recipient.
     HoldEvents {
         kind: Kind,
+        #[serde(default, skip_serializing_if = "Recipient::is_controller")]
+        to: Recipient,
     },
-    /// The held watch events of `kind` flow to the controller again, in order.
+    /// The held watch events of `kind` flow to `to` again, in order.
     ReleaseEvents {
         kind: Kind,
+        #[serde(default, skip_serializing_if = "Recipient::is_controller")]
+        to: Recipient,
     },
     /// The ReplicaSet controller's requests that `pattern` catches stop at the gate: a sync
     /// that has decided sends its request, and it lands only on release. A cluster run
@@ -265,14 +309,15 @@ impl fmt::Display for Action {
                 f.write_str("fault: replicaset-controller#1 starts while #0 still runs")
             }
             Action::StopFirstLeader => f.write_str("fault: replicaset-controller#0 steps down"),
-            Action::HoldEvents { kind } => write!(
-                f,
-                "fault: {kind:?} watch events are held from the replicaset-controller"
-            ),
-            Action::ReleaseEvents { kind } => write!(
-                f,
-                "fault: held {kind:?} watch events flow to the replicaset-controller again"
-            ),
+            Action::HoldEvents { kind, to } => {
+                write!(f, "fault: {kind:?} watch events are held from the {to}")
+            }
+            Action::ReleaseEvents { kind, to } => {
+                write!(
+                    f,
+                    "fault: held {kind:?} watch events flow to the {to} again"
+                )
+            }
             Action::HoldRequests { pattern } => write!(
                 f,
                 "fault: the replicaset-controller's {pattern} requests are held at the gate"

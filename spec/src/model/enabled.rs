@@ -206,7 +206,10 @@ impl RsModel {
         for w in self.watchers(s) {
             let at = self.position(s, w);
             for kind in [Kind::ReplicaSet, Kind::Pod] {
-                let held = matches!(w, Watcher::Controller(_)) && s.script.held.get(kind);
+                let held = match w {
+                    Watcher::Controller(_) => s.script.held.get(kind),
+                    Watcher::GarbageCollector => s.script.held_from_gc.get(kind),
+                };
                 if !held && s.api.next_event(kind, at.get(kind)).is_some() {
                     out.push(Action::Deliver { watcher: w, kind });
                 }

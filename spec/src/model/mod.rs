@@ -14,7 +14,7 @@ mod step;
 mod svg;
 mod symmetry;
 
-pub use action::{Action, Watcher};
+pub use action::{Action, Recipient, Watcher};
 pub use script::{Awaited, Held, PodAction, PodSelection, PodSet, Script, ScriptPos, ScriptStep};
 pub use state::{Budget, ControllerState, Ghost, Positions, State};
 

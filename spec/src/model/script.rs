@@ -170,6 +170,9 @@ pub struct ScriptPos {
     pub selected: Option<Selected>,
     #[serde(default)]
     pub held: Held,
+    /// The same for the garbage collector's watch.
+    #[serde(default, skip_serializing_if = "Held::is_none")]
+    pub held_from_gc: Held,
     /// Per type, the head of the log when the script last released held events (0: none
     /// left to drain): until a controller's informer has delivered up to it, its lag on that
     /// type does not hold writes back ([`super::State::writes_allowed`]).
@@ -207,6 +210,21 @@ impl std::fmt::Display for Awaited {
 }
 
 impl ScriptPos {
+    /// What the script holds from `to`.
+    pub fn held_from(&self, to: super::Recipient) -> Held {
+        match to {
+            super::Recipient::ReplicaSetController => self.held,
+            super::Recipient::GarbageCollector => self.held_from_gc,
+        }
+    }
+
+    pub fn held_from_mut(&mut self, to: super::Recipient) -> &mut Held {
+        match to {
+            super::Recipient::ReplicaSetController => &mut self.held,
+            super::Recipient::GarbageCollector => &mut self.held_from_gc,
+        }
+    }
+
     /// Hold the requests `pattern` catches.
     pub fn hold_requests(&mut self, pattern: &RequestPattern) {
         if let Err(at) = self.requests.binary_search(pattern) {
@@ -220,7 +238,7 @@ impl ScriptPos {
     }
 }
 
-/// The resource types whose watch events a script holds from the ReplicaSet controller
+/// The resource types whose watch events a script holds from one recipient
 /// ([`Action::HoldEvents`]): its informer of that type delivers nothing until they are
 /// released, and may fall behind by any number of events meanwhile.
 #[derive(
@@ -232,6 +250,10 @@ pub struct Held {
 }
 
 impl Held {
+    pub fn is_none(&self) -> bool {
+        !self.replicasets && !self.pods
+    }
+
     pub fn get(&self, kind: Kind) -> bool {
         match kind {
             Kind::ReplicaSet => self.replicasets,

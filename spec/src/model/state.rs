@@ -152,8 +152,9 @@ impl State {
 
     /// Whether every watcher is within its lag bound on both types: each running
     /// controller fewer than `maxLag` events behind, the garbage collector fewer than
-    /// `gcMaxLag`. A type whose events a script holds from the controllers is not bounded
-    /// for them: holding them is how a scenario makes the controller fall behind. Nor, when
+    /// `gcMaxLag`. A type whose events a script holds from a recipient is not bounded for
+    /// it: holding them is how a scenario makes the controller (or the garbage collector)
+    /// fall behind. Nor, when
     /// the oracle's witness search asks for it (`drain_unbounded`), is the backlog a release
     /// let through ([`ScriptPos::draining`]) until the controller has delivered it: a real
     /// controller keeps syncing while its informer works through a burst of events — a
@@ -168,10 +169,13 @@ impl State {
                 .iter()
                 .all(|k| free(*k) || self.api.lag(*k, p.get(*k)) < lag as usize)
         };
+        let gc_held = self.script.held_from_gc;
         self.controllers.iter().filter(|c| c.running).all(|c| {
             let free = |k: Kind| held.get(k) || c.seen.get(k) < draining.get(k);
             within(c.seen, bound.max_lag, &free)
-        }) && within(self.gc, bound.gc_lag(), &|_| false)
+        }) && within(self.gc, bound.gc_lag(), &|k| {
+            gc_held.get(k) || self.gc.get(k) < draining.get(k)
+        })
     }
 
     /// Bring the state to its canonical form after a step: drop log entries no one needs (per
@@ -190,7 +194,8 @@ impl State {
         self.ghost.counted.retain(|uid, _| live.contains(uid));
         let pods = &self.api.pods;
         self.script.normalise(|p| pods.contains_key(p));
-        // A backlog every running controller has delivered bounds nothing any more.
+        // A backlog every running controller and the garbage collector have delivered
+        // bounds nothing any more.
         for kind in [Kind::ReplicaSet, Kind::Pod] {
             let to = self.script.draining.get(kind);
             if self
@@ -198,6 +203,7 @@ impl State {
                 .iter()
                 .filter(|c| c.running)
                 .all(|c| c.seen.get(kind) >= to)
+                && self.gc.get(kind) >= to
             {
                 self.script.draining.set(kind, 0);
             }

@@ -80,12 +80,12 @@ impl RsModel {
     /// What an environment move does; why it changed nothing when it did not.
     fn environment(&self, n: &mut State, action: &Action) -> Result<(), Unchanged> {
         match action {
-            Action::HoldEvents { kind } => n.script.held.set(*kind, true),
+            Action::HoldEvents { kind, to } => n.script.held_from_mut(*to).set(*kind, true),
             Action::HoldRequests { pattern } => n.script.hold_requests(pattern),
             Action::ReleaseRequests { pattern } => n.script.release_requests(pattern),
             Action::Await { .. } => {}
-            Action::ReleaseEvents { kind } => {
-                n.script.held.set(*kind, false);
+            Action::ReleaseEvents { kind, to } => {
+                n.script.held_from_mut(*to).set(*kind, false);
                 if self.config.informer.drain_unbounded {
                     n.script.draining.set(*kind, n.api.rv);
                 }
