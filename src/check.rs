@@ -501,8 +501,8 @@ fn record(
         &verdict.name,
     );
     scenario.profile = Some(model.profile);
-    // A cluster run of it says whether it reproduced the known race.
-    scenario.reproduces = known;
+    // A cluster run of it says whether it reproduced the known race, or the bug switched on.
+    scenario.reproduces = rsmc_spec::bugs::reproduced_by(&verdict.name, actions, model.sem.bug);
     match write_trace(&args.out, &name, trace, &scenario.to_yaml()) {
         Ok((json, text, yaml)) => {
             verdict.trace = Some(json);

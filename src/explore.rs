@@ -77,9 +77,8 @@ fn prepare(args: &ExploreArgs) -> Result<Explorer, String> {
         Some(file) => {
             let (trace, profile) = trace_file::read(file)?;
             agrees_with_flags(args, &trace, profile, file)?;
-            let model = args
-                .switches
-                .apply(RsModel::new(trace.config.clone(), profile));
+            // The trace's own bug and fixes, and any the flags add.
+            let model = args.switches.apply(trace.model(profile));
             let path = replay(&model, &trace)
                 .map_err(|e| format!("{}: {e}", file.display()))?
                 .encode(&model);

@@ -5,7 +5,6 @@ use crate::exit;
 use crate::trace_file;
 use crate::ScenarioArgs;
 use rsmc_oracle::run_scenario;
-use rsmc_spec::model::RsModel;
 use stateright::Model;
 
 pub fn run(args: &ScenarioArgs) -> i32 {
@@ -17,7 +16,7 @@ pub fn run(args: &ScenarioArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    let model = RsModel::new(trace.config.clone(), profile);
+    let model = trace.model(profile);
     let actions: Vec<_> = trace.steps.iter().map(|s| s.action.clone()).collect();
     let mut states = model.init_states();
     for (i, a) in actions.iter().enumerate() {
@@ -63,6 +62,12 @@ pub fn run(args: &ScenarioArgs) -> i32 {
         (None, false) => run_scenario::forced(&model, &states, &actions, &name, &description),
     };
     scenario.profile = Some(profile);
+    if !args.open {
+        scenario.reproduces = trace
+            .property
+            .as_deref()
+            .and_then(|p| rsmc_spec::bugs::reproduced_by(p, &actions, model.sem.bug));
+    }
     let yaml = scenario.to_yaml();
     match &args.out {
         Some(path) => {

@@ -28,6 +28,11 @@ pub struct Point {
     pub outcomes: Vec<String>,
     /// States the exploration visited for this segment.
     pub explored: usize,
+    /// Where the model settles nowhere because every run breaks a safety property first (a
+    /// violation ends a run unless the replay goes past violations): the properties the
+    /// runs break, found by following them past the violation. Empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub broken: Vec<String>,
 }
 
 /// A whole replay.
@@ -62,6 +67,17 @@ pub fn replay(subject: &Subject, budget: &Budget) -> Result<Replay, Exhausted> {
         let mut step_ids: Vec<usize> = subject.origin[first..=settle].to_vec();
         step_ids.dedup();
         let (found, explored) = outcomes(subject.model, &starts, settle, &BTreeSet::new(), budget)?;
+        let broken = if found.is_empty() && !subject.model.past_violations {
+            let past = subject.model.clone().past_violations();
+            let (beyond, _) = outcomes(&past, &starts, settle, &BTreeSet::new(), budget)?;
+            let names: BTreeSet<String> = beyond
+                .iter()
+                .flat_map(|s| s.ghost.violated.iter().map(|p| p.to_string()))
+                .collect();
+            names.into_iter().collect()
+        } else {
+            Vec::new()
+        };
         // One view per outcome up to renaming: states that differ only in which generated
         // pod is which are the same outcome to a user.
         let mut by_shape: BTreeMap<String, String> = BTreeMap::new();
@@ -82,6 +98,7 @@ pub fn replay(subject: &Subject, budget: &Budget) -> Result<Replay, Exhausted> {
                 .collect(),
             outcomes: shown,
             explored,
+            broken,
         });
         starts = found;
         first = settle + 1;
@@ -106,6 +123,10 @@ pub fn render(r: &Replay) -> String {
         }
         let n = p.outcomes.len();
         match n {
+            0 if !p.broken.is_empty() => out.push_str(&format!(
+                "the model never settles here without breaking {}: a violation ends a run, as in `rsmc check` (--past-violations follows the runs past it)\n",
+                p.broken.join(", ")
+            )),
             0 => out.push_str("the model never settles here\n"),
             1 => out.push_str("the model settles in one state:\n\n"),
             _ => out.push_str(&format!("the model may settle in {n} states:\n")),

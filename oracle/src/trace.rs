@@ -20,9 +20,11 @@
 //!     }, …
 //!   ],
 //!   "initial": { "replicasets": {…}, "pods": {…} },
-//!   "cycleStart": 12                        // only for a liveness violation that loops:
+//!   "cycleStart": 12,                       // only for a liveness violation that loops:
 //!                                           // the step (1-based) the cycle begins with; the
 //!                                           // last step returns to the state before it
+//!   "bug": "no-expectations",               // only when `--bug` switched one on
+//!   "fixes": ["delete-precondition"]        // only when `--fix` switched some on
 //! }
 //! ```
 //!
@@ -35,9 +37,11 @@
 //! replays; the steps are what the model says happened in between.
 
 use rsmc_spec::api::View;
+use rsmc_spec::bugs::{Bug, Fix};
 use rsmc_spec::config::Config;
 use rsmc_spec::model::{Action, RsModel, State};
 use rsmc_spec::object::{Pod, ReplicaSet};
+use rsmc_spec::profile::Profile;
 use serde::{Deserialize, Serialize};
 
 /// The schema identifier written into every trace.
@@ -95,6 +99,14 @@ pub struct Trace {
         skip_serializing_if = "Option::is_none"
     )]
     pub cycle_start: Option<usize>,
+    /// The catalogued bug the run's model had switched on (`rsmc check --bug`), by name: a
+    /// reader rebuilds the same model ([`Trace::model`]), since without the bug the run is
+    /// not one of the model's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bug: Option<String>,
+    /// The proposed fixes switched on (`--fix`), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<String>,
 }
 
 impl Trace {
@@ -134,7 +146,38 @@ impl Trace {
             initial: Objects::of(&states[0]),
             steps,
             cycle_start: None,
+            bug: model.sem.bug.map(|b| b.to_string()),
+            fixes: Fix::ALL
+                .into_iter()
+                .filter(|f| model.sem.fixed(*f) && !model.profile.semantics().fixed(*f))
+                .map(|f| f.to_string())
+                .collect(),
         }
+    }
+
+    /// The model the trace is a run of: its configuration, `profile`, and the bug and
+    /// fixes it records. [`parse`] has checked their names.
+    pub fn model(&self, profile: Profile) -> RsModel {
+        let mut model = RsModel::new(self.config.clone(), profile);
+        let (bug, fixes) = self.switches().expect("checked when parsed");
+        model.sem = crate::prepared::switched(model.sem, bug, &fixes);
+        model
+    }
+
+    /// The recorded bug and fixes, parsed.
+    fn switches(&self) -> Result<(Option<Bug>, Vec<Fix>), String> {
+        let bug = self
+            .bug
+            .as_deref()
+            .map(|b| b.parse::<Bug>().map_err(|e| format!("bug: {e}")))
+            .transpose()?;
+        let fixes = self
+            .fixes
+            .iter()
+            .enumerate()
+            .map(|(i, f)| f.parse::<Fix>().map_err(|e| format!("fixes[{i}]: {e}")))
+            .collect::<Result<_, _>>()?;
+        Ok((bug, fixes))
     }
 }
 
@@ -159,5 +202,6 @@ pub fn parse(
         .profile
         .parse()
         .map_err(|e| format!("{name}: profile: {e}"))?;
+    trace.switches().map_err(|e| format!("{name}: {e}"))?;
     Ok((trace, profile))
 }

@@ -473,6 +473,19 @@ pub fn known_open(
     })
 }
 
+/// The entry a cluster run of a counterexample of `property` (the run `actions`, its model
+/// with `switch` on) reproduces: a known open race ([`known_open`]), or the bug switched on
+/// when the property is that bug's — the reference controller with the same fault should
+/// break it, a release's built-in controller should not.
+pub fn reproduced_by(
+    property: &str,
+    actions: &[Action],
+    switch: Option<Bug>,
+) -> Option<&'static Entry> {
+    known_open(property, actions, switch)
+        .or_else(|| switch.map(Bug::entry).filter(|e| e.property == property))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
