@@ -549,6 +549,18 @@ fn check_with_a_bug_finds_it_and_says_how_to_open_it() {
     );
     assert!(out.contains("--bug no-expectations --trace"), "{out}");
     assert!(err.contains("convergence search skipped"), "{err}");
+    // The trace records the bug: the scenario of it names the bug it reproduces, whether
+    // `check` wrote it or `rsmc scenario --from-trace` converts the trace.
+    let stem = "k8s-1.20-creations-never-exceed-the-replicas-acted-on";
+    let written = std::fs::read_to_string(dir.join(format!("{stem}.scenario.yaml"))).unwrap();
+    assert!(
+        written.contains("\nreproduces: no-expectations\n"),
+        "{written}"
+    );
+    let trace = dir.join(format!("{stem}.trace.json"));
+    let (code, yaml, err) = rsmc(&["scenario", "--from-trace", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "a trace of a --bug model converts: {err}");
+    assert!(yaml.contains("\nreproduces: no-expectations\n"), "{yaml}");
     assert!(!out.contains("eventually converges"), "{out}");
     let (code, _, err) = rsmc(&["check", "--bug", "expectations-expiry"]);
     assert_eq!(code, 2);

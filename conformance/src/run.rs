@@ -309,11 +309,14 @@ async fn steps_and_settles(
         }
     };
     let mut refused = Vec::new();
+    // What the scenario holds at the gates when each step starts.
+    let mut held = rsmc_oracle::scenario::Held::default();
     for (index, step) in steps.iter().enumerate() {
         let label = format!("step {} ({})", index + 1, step.command());
+        held.follow(&step.kind);
         match &step.kind {
             StepKind::Settle => {
-                let settled = settle(client, &ns, &recorder, target.policy, &alive)
+                let settled = settle(client, &ns, &recorder, target.policy, &alive, &held)
                     .await
                     .map_err(|e| RunError {
                         broken: matches!(

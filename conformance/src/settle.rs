@@ -6,7 +6,9 @@
 //!    from the settle's start at the earliest;
 //! 2. **every ReplicaSet's status is current**: `status.observedGeneration` is at least
 //!    `metadata.generation`, so the controller has synced the latest spec (and the mark of a
-//!    deletion, which bumps the generation);
+//!    deletion, which bumps the generation) — unless the scenario itself keeps the controller
+//!    from writing it: its ReplicaSet events or that status update held at the gate
+//!    ([`Held::status_may_lag`]), where the model settles with the status behind too;
 //! 3. **no deletion is pending on the system**: no ReplicaSet carries the `orphan` finalizer
 //!    (the garbage collector always finishes orphaning), and one carrying `foregroundDeletion`
 //!    only while a pod that blocks it waits for the kubelet to finish its graceful deletion
@@ -27,6 +29,7 @@ use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use kube::{Client, ResourceExt};
+use rsmc_oracle::scenario::Held;
 use std::time::{Duration, Instant};
 
 /// How a settle point is waited for.
@@ -76,6 +79,7 @@ pub async fn settle(
     recorder: &Recorder,
     policy: SettlePolicy,
     alive: &(dyn Fn() -> Result<(), String> + Sync),
+    held: &Held,
 ) -> Result<Settled, SettleError> {
     let rs_api: Api<ReplicaSet> = Api::namespaced(client.clone(), namespace);
     let pod_api: Api<Pod> = Api::namespaced(client.clone(), namespace);
@@ -113,7 +117,7 @@ pub async fn settle(
                     .and_then(|v| v.parse().ok())
                     .unwrap_or(0),
             );
-        match moving(&replicasets.items, &pods.items, recorder, policy) {
+        match moving(&replicasets.items, &pods.items, recorder, policy, held) {
             Some(why) => {
                 reason = why;
                 tokio::time::sleep(Duration::from_millis(200)).await;
@@ -135,6 +139,7 @@ fn moving(
     pods: &[Pod],
     recorder: &Recorder,
     policy: SettlePolicy,
+    held: &Held,
 ) -> Option<String> {
     for rs in replicasets {
         let generation = rs.metadata.generation.unwrap_or(0);
@@ -143,7 +148,7 @@ fn moving(
             .as_ref()
             .and_then(|s| s.observed_generation)
             .unwrap_or(0);
-        if observed < generation {
+        if observed < generation && !held.status_may_lag(&rs.name_any()) {
             return Some(format!(
                 "ReplicaSet {} has status.observedGeneration {observed} < metadata.generation {generation}",
                 rs.name_any()

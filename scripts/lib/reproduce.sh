@@ -10,7 +10,10 @@ cleanup() {
     rm -rf "$state"
   fi
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+# Interrupted: clean up and stop (a trap that returned would let the script go on).
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # cluster_up RELEASE [FLAG ...]: a fresh local cluster of RELEASE in "$state".
 cluster_up() {

@@ -46,7 +46,6 @@ use history::Objects;
 use infer::Inferred;
 pub use k8s_openapi::jiff::SignedDuration;
 use order::{in_commit_order, removals_after_concurrent_writes, Unordered};
-use rsmc_spec::model::Recipient;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use writer::{Attribution, Writer};
@@ -359,7 +358,7 @@ fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Entry
     let marked = entries.iter().any(|e| matches!(e, Entry::Mark { .. }));
     let mut out: Vec<Vec<Entry>> = vec![Vec::new()];
     let mut last_at = None;
-    let mut held = Held::default();
+    let mut held = crate::scenario::Held::default();
     for e in entries {
         match e {
             Entry::Mark { .. } => out.push(Vec::new()),
@@ -388,39 +387,6 @@ fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Entry
     }
     out.retain(|s| !s.is_empty());
     out
-}
-
-/// The kinds whose watch events, and the requests, a fault holds back from the controller,
-/// as the faults go.
-#[derive(Default)]
-pub(crate) struct Held {
-    events: BTreeSet<(Recipient, rsmc_spec::api::Kind)>,
-    requests: BTreeSet<rsmc_spec::api::RequestPattern>,
-}
-
-impl Held {
-    pub(crate) fn follow(&mut self, step: &StepKind) {
-        match step {
-            StepKind::Hold { kind, to } => {
-                self.events.insert((*to, *kind));
-            }
-            StepKind::Release { kind, to } => {
-                self.events.remove(&(*to, *kind));
-            }
-            StepKind::HoldRequests(p) => {
-                self.requests.insert(p.clone());
-            }
-            StepKind::ReleaseRequests(p) => {
-                self.requests.remove(p);
-            }
-            _ => {}
-        }
-    }
-
-    /// Whether nothing is held: a quiet gap may be a settle point.
-    pub(crate) fn none(&self) -> bool {
-        self.events.is_empty() && self.requests.is_empty()
-    }
 }
 
 /// The write an entry is, if it is one.

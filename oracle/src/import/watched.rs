@@ -594,7 +594,7 @@ fn settle_points(items: Vec<Item>, namespace: &str, quiet: SignedDuration) -> Ve
     let mut cut: Option<(usize, usize)> = None;
     let mut last_at: Option<Timestamp> = None;
     let mut settled = false;
-    let mut held = super::Held::default();
+    let mut held = crate::scenario::Held::default();
     for (i, item) in items.into_iter().enumerate() {
         // A quiet gap's settle point goes before the first write or fault after it, unless
         // watch events are held then (see `super::segments`): that gap is no settle point.

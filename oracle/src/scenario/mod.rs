@@ -113,12 +113,14 @@
 //! from a model run's environment moves.
 
 mod compile;
+mod held;
 mod parse;
 mod step;
 mod write;
 
 pub use crate::yaml::Error;
 pub use compile::{compile, Compiled};
+pub use held::Held;
 pub use parse::fault_step;
 pub use step::{resource_name, Apply, ApplySource, Step, StepKind};
 pub use write::from_actions;
