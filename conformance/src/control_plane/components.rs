@@ -162,17 +162,22 @@ pub fn plan(
             format!("--root-ca-file={}", p(certs.ca_cert.clone())),
         ],
     );
-    // The replicaset controller watches through the event gate when there is one.
-    let controller_kubeconfig = match gate {
-        Some(_) => layout.controller_kubeconfig(),
+    // The replicaset controller and the garbage collector watch through their event gates
+    // when there are gates.
+    let through_gate = |gated: std::path::PathBuf| match gate {
+        Some(_) => gated,
         None => kubeconfig.clone(),
     };
-    let kcm_replicaset = kcm("replicaset", controller_kubeconfig, vec![]);
-    let gc_kubeconfig = match gate {
-        Some(_) => layout.gc_kubeconfig(),
-        None => kubeconfig.clone(),
-    };
-    let kcm_gc = kcm("garbagecollector", gc_kubeconfig, vec![]);
+    let kcm_replicaset = kcm(
+        "replicaset",
+        through_gate(layout.controller_kubeconfig()),
+        vec![],
+    );
+    let kcm_gc = kcm(
+        "garbagecollector",
+        through_gate(layout.gc_kubeconfig()),
+        vec![],
+    );
 
     // v1.20 names each informer wait in its log; later releases do not (see `readiness`).
     let named = bins.minor() < 21;

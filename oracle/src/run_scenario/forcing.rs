@@ -367,20 +367,19 @@ fn late_events(
         };
         // The watcher's first move without the event: a sync it started, or the
         // collector's work on its graph.
-        let (acted, to, what) = match watcher {
+        let (acted, what) = match watcher {
             Watcher::Controller(c) => (
                 (written + 1..d).find(|&t| {
                     matches!(run.actions[t], Action::StartSync { controller, .. } if controller == *c)
                 }),
-                Recipient::ReplicaSetController,
                 "its sync started",
             ),
             Watcher::GarbageCollector => (
                 (written + 1..d).find(|&t| matches!(run.actions[t], Action::Gc { .. })),
-                Recipient::GarbageCollector,
                 "it acted",
             ),
         };
+        let to = Recipient::of(*watcher);
         let Some(acted) = acted else { continue };
         let from = run.events_held_from(written, *watcher, *kind);
         out.reasons.push(format!(

@@ -30,11 +30,11 @@ pub enum Recipient {
 }
 
 impl Recipient {
-    /// Whether `watcher` is one this recipient names.
-    pub fn covers(self, watcher: Watcher) -> bool {
-        match self {
-            Recipient::ReplicaSetController => matches!(watcher, Watcher::Controller(_)),
-            Recipient::GarbageCollector => watcher == Watcher::GarbageCollector,
+    /// The recipient whose events reach `watcher`'s informer.
+    pub fn of(watcher: Watcher) -> Recipient {
+        match watcher {
+            Watcher::Controller(_) => Recipient::ReplicaSetController,
+            Watcher::GarbageCollector => Recipient::GarbageCollector,
         }
     }
 

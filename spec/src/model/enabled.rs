@@ -1,6 +1,6 @@
 //! Which actions are enabled in a state.
 
-use super::action::{Action, Watcher};
+use super::action::{Action, Recipient, Watcher};
 use super::script::{Awaited, Script, ScriptStep};
 use super::state::State;
 use super::RsModel;
@@ -206,10 +206,7 @@ impl RsModel {
         for w in self.watchers(s) {
             let at = self.position(s, w);
             for kind in [Kind::ReplicaSet, Kind::Pod] {
-                let held = match w {
-                    Watcher::Controller(_) => s.script.held.get(kind),
-                    Watcher::GarbageCollector => s.script.held_from_gc.get(kind),
-                };
+                let held = s.script.held_from(Recipient::of(w)).get(kind);
                 if !held && s.api.next_event(kind, at.get(kind)).is_some() {
                     out.push(Action::Deliver { watcher: w, kind });
                 }
