@@ -1,7 +1,7 @@
 //! `rsmc import` of audit logs. The logs in `tests/audit/` were recorded on the local control
 //! plane (v1.20.2, the built-in controller, `rsmc cluster up --audit-log`, `rsmc conform`
 //! running `delete-orphan` and `counterexamples/catalogue-ignore-controller-ref-removal`;
-//! v1.37.2 running `refused-requests`; four namespaces of the suite's logs of CI runs, below),
+//! v1.37.2 running `refused-requests`; five namespaces of the suite's logs of CI runs, below),
 //! cut to their namespace (and managedFields, request bodies but deletions' and bindings',
 //! and some container defaults dropped: the import does not read them). Imported, they
 //! conform; with one write doctored, they are rejected naming the property it breaks; bad
@@ -157,6 +157,31 @@ fn writes_go_in_the_order_they_were_committed() {
         .judge(&Budget::default().with_states(20_000))
         .unwrap();
     assert!(!v.conforms, "{}", render(&v));
+}
+
+/// A user's delete answered after a write it committed before: the foreground delete of
+/// frontend (version 1341) answered 0.7 ms after the controller's status update that read
+/// it (1342), in the suite's audit log of a CI run whose re-judging failed (v1.35.4,
+/// 2026-11-27). Read in log order the delete changed nothing and the deletion mark was the
+/// controller's; in commit order the delete is the user's step and the run conforms.
+#[test]
+fn a_delete_answered_after_a_later_write_is_the_users_step() {
+    let raced = imported(
+        "adoption-by-a-deleting-owner-after-restart.status-before-delete.v1.35.4",
+        |_| {},
+    );
+    assert_eq!(
+        commands(&raced),
+        [
+            "kubectl apply -f frontend.yaml",
+            "fault: replicaset-controller#0 crashes and restarts",
+            "kubectl apply -f pod1.yaml",
+            "kubectl delete rs/frontend --cascade=foreground",
+            "settle",
+        ]
+    );
+    let v = judged(&raced);
+    assert!(v.conforms, "{}", render(&v));
 }
 
 /// A system's patch answered with a server error that was committed all the same: the

@@ -45,7 +45,9 @@ use entry::{Entry, Request};
 use history::Objects;
 use infer::Inferred;
 pub use k8s_openapi::jiff::SignedDuration;
-use order::{in_commit_order, removals_after_concurrent_writes, Unordered};
+use order::{
+    concurrent_writes_in_commit_order, in_commit_order, removals_after_concurrent_writes, Unordered,
+};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use writer::{Attribution, Writer};
@@ -235,7 +237,7 @@ impl Recording {
             })
             .cloned()
             .collect();
-        let mine = removals_after_concurrent_writes(mine);
+        let mine = removals_after_concurrent_writes(concurrent_writes_in_commit_order(mine));
         let quiet = (!self.read.quiet_found).then_some(options.quiet);
         let segments = segments(mine, quiet);
         let server = options.server.clone().or_else(|| {
