@@ -570,6 +570,37 @@ fn check_with_a_bug_finds_it_and_says_how_to_open_it() {
     );
 }
 
+/// A counterexample whose late request is the second of a burst (a sync creates two pods and
+/// the second lands after the scheduler's write) gets a hold placed before the burst that
+/// lets the first through — a hold between the two would catch either by chance on a
+/// cluster — and its scenario still reaches the violation in the model.
+#[test]
+fn a_hold_that_must_catch_the_second_of_a_burst_lets_the_first_through() {
+    let dir = temp_dir("burst");
+    let (code, out, _) = rsmc(&[
+        "check",
+        "--bug",
+        "ignore-ranking",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let stem = "k8s-1.20-scale-down-deletes-the-pods-the-ranking-puts-first";
+    let written = std::fs::read_to_string(dir.join(format!("{stem}.scenario.yaml"))).unwrap();
+    let steps = &written[written.find("\nsteps:\n").expect("steps")..];
+    assert!(
+        steps.starts_with(
+            "\nsteps:\n- hold: {after: 1, requests: {verb: create, resource: pods}}\n- apply:"
+        ),
+        "{written}"
+    );
+    let words = written.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("In the model, a run of this scenario breaks"),
+        "{written}"
+    );
+}
+
 /// `rsmc bench` measures each configuration in its own `rsmc check` process and reports the
 /// states it explored (pinned: a change to the model's size shows here too) and its peak
 /// memory, and with `--compare-reduction` how many more states the search explores without

@@ -2,7 +2,8 @@
 //! release, with the built-in replicaset controller left out: it passes the whole conformance suite, judged with its
 //! proposed fix, and shows what the built-in controller shows; and each faulty build
 //! (`--fault NAME`) is caught by a nonconforming verdict that names the property of the
-//! fault's catalogue entry. The table of what caught each fault is printed.
+//! fault's catalogue entry. The table of what caught each fault is printed. A run that
+//! stops short (a livelock never settles) is still judged for the race it forces.
 
 mod common;
 
@@ -199,4 +200,62 @@ fn every_injected_fault_is_caught_with_its_property_named() {
         "faults not caught:\n{}",
         missed.join("\n")
     );
+}
+
+/// A run that stops short is still judged for the race its scenario forces. The scenario
+/// `rsmc check --bug steal-controlled-pods` writes, run against the reference controller with
+/// that bug, never settles — two ReplicaSets pass the pod back and forth, which is the bug —
+/// and the recording up to the stop shows the steal.
+#[test]
+fn a_run_that_never_settles_is_judged_for_the_race_it_forces() {
+    const ENTRY: &str = "steal-controlled-pods";
+    let mut cluster = Cluster::up(
+        "stopped-run",
+        &["--kubernetes", RELEASE, "--without-replicaset"],
+    );
+    let out = cluster.state.with_extension("check");
+    let check = rsmc(
+        &["check", "--bug", ENTRY, "--out", out.to_str().unwrap()],
+        &cluster.state,
+    );
+    assert_eq!(check.status.code(), Some(1), "{}", common::text(&check));
+    let scenario = std::fs::read_dir(&out)
+        .expect("the check's --out")
+        .map(|e| e.expect("entry").path())
+        .find(|p| p.to_string_lossy().ends_with(".scenario.yaml"))
+        .expect("the check wrote a scenario");
+    let report = cluster.state.with_extension("report");
+    let controller = format!("{} controller --fault {ENTRY}", common::RSMC);
+    let (runs, code, output) = common::conform(
+        &cluster,
+        &[
+            "--controller",
+            "external",
+            "--controller-cmd",
+            &controller,
+            "--bug",
+            ENTRY,
+            "--settle-timeout",
+            "15",
+            scenario.to_str().unwrap(),
+        ],
+        &report,
+    );
+    assert_eq!(code, Some(1), "{output}");
+    let run = &runs[0];
+    let error = run["error"]["message"].as_str().unwrap_or_default();
+    assert!(error.contains("did not settle"), "the run stops: {output}");
+    assert_eq!(run["reproduction"]["entry"], ENTRY, "{output}");
+    assert_eq!(run["reproduction"]["reproduced"], true, "{output}");
+    let name = run["scenario"].as_str().unwrap();
+    assert!(
+        report
+            .join(format!("{name}.observed.stopped.json"))
+            .exists(),
+        "the report keeps the recording up to the stop"
+    );
+    assert!(!report.join(format!("{name}.observed.json")).exists());
+    cluster.down_and_check();
+    let _ = std::fs::remove_dir_all(&report);
+    let _ = std::fs::remove_dir_all(&out);
 }

@@ -20,7 +20,7 @@ pub async fn held(gate: &GateClient, hold: &RequestHold, timeout: Duration) -> R
     let started = Instant::now();
     loop {
         let status = gate.status().await?;
-        let caught = status.requests.iter().find(|h| &h.hold == hold);
+        let caught = status.requests.iter().find(|h| h.hold.same(hold));
         match caught {
             Some(h) if h.waiting > 0 => return Ok(()),
             None => return Err(format!("the gate holds no {} requests", hold.pattern)),

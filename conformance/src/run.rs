@@ -95,6 +95,9 @@ pub struct ScenarioRun {
     /// it, judged on the recording (set with the verdict).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reproduction: Option<Reproduction>,
+    /// The recording; for a run that stopped short, up to where it stopped (its last
+    /// segment did not settle), which is judged only for the property a `reproduces`
+    /// scenario forces.
     #[serde(skip)]
     pub observed: Option<RawObserved>,
 }
@@ -194,7 +197,10 @@ pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
     delete_namespace(target, &out.namespace).await;
     match result {
         Ok(raw) => out.observed = Some(raw),
-        Err(e) => out.error = Some(e),
+        Err(Stopped { error, recorded }) => {
+            out.error = Some(error);
+            out.observed = recorded;
+        }
     }
     out.wall_seconds = started.elapsed().as_secs_f64();
     out
@@ -210,58 +216,136 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
     let started = Instant::now();
     let text = serde_json::to_string(raw).expect("observed traces serialise");
     let path = PathBuf::from(format!("{}.observed.json", prepared.scenario.name));
-    let judged = observed::parse(&path, &text)
-        .map_err(|e| format!("the recording cannot be read as an observed trace: {e}"))
-        .and_then(|obs| {
-            let verdict = judge::judge(&prepared.subject(), &obs, &default_budget())
-                .map_err(|e| format!("cannot judge: {e}"))?;
-            let reproduction = prepared
-                .scenario
-                .reproduces
-                .map(|entry| Reproduction::judged(entry, &verdict, &obs));
-            Ok((verdict, reproduction))
-        });
+    let obs = match observed::parse(&path, &text) {
+        Ok(obs) => obs,
+        Err(e) => {
+            out.error.get_or_insert(RunError {
+                broken: false,
+                message: format!("the recording cannot be read as an observed trace: {e}"),
+            });
+            return;
+        }
+    };
+    if out.error.is_some() {
+        // A run that stopped short has no last settle point for the oracle to judge, but
+        // what the cluster wrote until then may already break the forced property (the
+        // steal of a livelock that never settles).
+        let subject = prepared.subject();
+        let broken = rsmc_oracle::broken::in_recording(&obs, &subject.model.sem);
+        out.reproduction = prepared
+            .scenario
+            .reproduces
+            .map(|entry| Reproduction::judged(entry, &broken, None));
+        out.judge_seconds = started.elapsed().as_secs_f64();
+        return;
+    }
+    let judged = judge::judge(&prepared.subject(), &obs, &default_budget());
     out.judge_seconds = started.elapsed().as_secs_f64();
     match judged {
-        Ok((v, reproduction)) => {
-            out.verdict = Some(v);
-            out.reproduction = reproduction;
+        Ok(verdict) => {
+            out.reproduction = prepared.scenario.reproduces.map(|entry| {
+                let unconverged = (entry.property == CONVERGENCE)
+                    .then(|| rsmc_oracle::broken::unconverged_at_the_end(&obs))
+                    .flatten();
+                Reproduction::judged(entry, &verdict.broken_on_cluster, unconverged)
+            });
+            out.verdict = Some(verdict);
         }
-        Err(message) => {
+        Err(e) => {
             out.error = Some(RunError {
                 broken: false,
-                message,
+                message: format!("cannot judge: {e}"),
             })
         }
     }
 }
 
 impl Reproduction {
-    /// Whether the run recorded in `obs` reproduced `entry`: a recorded write broke its
-    /// property ([`Verdict::broken_on_cluster`]), or, for convergence, the cluster went
-    /// quiet without converging.
-    fn judged(entry: &'static Entry, verdict: &Verdict, obs: &observed::Observed) -> Reproduction {
-        let unconverged = (entry.property == CONVERGENCE)
-            .then(|| rsmc_oracle::broken::unconverged_at_the_end(obs))
-            .flatten();
+    /// Whether a run reproduced `entry`: one of the recorded writes that broke a property
+    /// ([`Verdict::broken_on_cluster`]) broke its property, or, for convergence, the
+    /// cluster went quiet without converging (`unconverged`: how).
+    fn judged(
+        entry: &'static Entry,
+        broken: &[rsmc_oracle::broken::BrokenWrite],
+        unconverged: Option<String>,
+    ) -> Reproduction {
         Reproduction {
             entry: entry.name,
             property: entry.property,
             reproduced: unconverged.is_some()
-                || verdict
-                    .broken_on_cluster
-                    .iter()
-                    .any(|b| b.property == entry.property),
+                || broken.iter().any(|b| b.property == entry.property),
             unconverged,
         }
     }
+}
+
+/// A run that stopped short: why, and what was recorded until then.
+struct Stopped {
+    error: RunError,
+    /// The settled segments, then what was recorded since the last one (with the namespace
+    /// as listed when the run stopped); `None` when the cluster could not be listed.
+    recorded: Option<RawObserved>,
 }
 
 async fn steps_and_settles(
     target: &Target,
     prepared: &Prepared,
     out: &mut ScenarioRun,
-) -> Result<RawObserved, RunError> {
+) -> Result<RawObserved, Stopped> {
+    let client = &target.client;
+    let ns = out.namespace.clone();
+    let start = Api::<ReplicaSet>::namespaced(client.clone(), &ns)
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| Stopped {
+            error: RunError {
+                broken: true,
+                message: format!(
+                    "cannot list the namespace {ns}: {}",
+                    crate::api_error::describe(&e)
+                ),
+            },
+            recorded: None,
+        })?;
+    let mut recorder = Recorder::start(
+        client,
+        &ns,
+        start.metadata.resource_version.as_deref().unwrap_or("0"),
+    );
+    let mut segments = Vec::new();
+    let result = take_steps(target, prepared, out, &mut recorder, &mut segments).await;
+    let observed = |segments| RawObserved {
+        schema: SCHEMA.to_string(),
+        scenario: prepared.scenario.name.clone(),
+        cluster: target.cluster.clone(),
+        segments,
+    };
+    match result {
+        Ok(()) => Ok(observed(segments)),
+        Err(error) => {
+            // Everything recorded so far, then the namespace as it is: the tail's writes
+            // are judged against the last settle point's snapshot, as any segment's are.
+            let recorded = crate::settle::list(client, &ns).await.ok().map(|now| {
+                segments.push(RawSegment {
+                    events: Some(recorder.take_segment(u64::MAX)),
+                    refused: Vec::new(),
+                    settled: snapshot(&now),
+                });
+                observed(segments)
+            });
+            Err(Stopped { error, recorded })
+        }
+    }
+}
+
+/// The scenario's steps, each settle point's segment appended to `segments`.
+async fn take_steps(
+    target: &Target,
+    prepared: &Prepared,
+    out: &mut ScenarioRun,
+    recorder: &mut Recorder,
+    segments: &mut Vec<RawSegment>,
+) -> Result<(), RunError> {
     let client = &target.client;
     let ns = out.namespace.clone();
     let broken = |message: String| RunError {
@@ -269,9 +353,10 @@ async fn steps_and_settles(
         message,
     };
     // A hold of the controller's requests in this run's namespace.
-    let hold_in = |pattern: &rsmc_spec::api::RequestPattern| RequestHold {
+    let hold_in = |pattern: &rsmc_spec::api::RequestPattern, after: u8| RequestHold {
         namespace: ns.clone(),
         pattern: pattern.clone(),
+        after: usize::from(after),
     };
     // An await the cluster does not meet: the implementation under test did not do what the
     // scenario's next steps need (say, a faulty build never sends the request a step waits
@@ -280,21 +365,6 @@ async fn steps_and_settles(
         broken: false,
         message: format!("{message} (the run stops here)"),
     };
-    let start = Api::<ReplicaSet>::namespaced(client.clone(), &ns)
-        .list(&ListParams::default())
-        .await
-        .map_err(|e| {
-            broken(format!(
-                "cannot list the namespace {ns}: {}",
-                crate::api_error::describe(&e)
-            ))
-        })?;
-    let mut recorder = Recorder::start(
-        client,
-        &ns,
-        start.metadata.resource_version.as_deref().unwrap_or("0"),
-    );
-    let mut segments = Vec::new();
     let steps = &prepared.scenario.steps;
     let last_settle = steps
         .iter()
@@ -316,7 +386,7 @@ async fn steps_and_settles(
         held.follow(&step.kind);
         match &step.kind {
             StepKind::Settle => {
-                let settled = settle(client, &ns, &recorder, target.policy, &alive, &held)
+                let settled = settle(client, &ns, recorder, target.policy, &alive, &held)
                     .await
                     .map_err(|e| RunError {
                         broken: matches!(
@@ -381,23 +451,27 @@ async fn steps_and_settles(
                 } else {
                     // What the controller does on its stale cache must have happened before
                     // the events flow again: wait for the namespace to be quiet first.
-                    quiet(&recorder, target.policy).await;
+                    quiet(recorder, target.policy).await;
                     mark().await?;
                     gate.release(*kind).await
                 }
                 .map_err(|e| broken(format!("{label}: {e}")))?;
             }
-            StepKind::HoldRequests(pattern) | StepKind::ReleaseRequests(pattern) => {
+            StepKind::HoldRequests(rsmc_spec::model::RequestHold { pattern, .. })
+            | StepKind::ReleaseRequests(pattern) => {
                 let Some(gate) = &target.gate else {
                     out.not_forced.push(format!(
                         "{label}: only the local control plane's event gate can hold requests; the run is judged without this step"
                     ));
                     continue;
                 };
-                let hold = hold_in(pattern);
+                let hold = match &step.kind {
+                    StepKind::HoldRequests(h) => hold_in(pattern, h.after),
+                    _ => hold_in(pattern, 0),
+                };
                 if matches!(step.kind, StepKind::ReleaseRequests(_)) {
                     // As for events: what the other actors do meanwhile has happened first.
-                    quiet(&recorder, target.policy).await;
+                    quiet(recorder, target.policy).await;
                 }
                 fault_mark::leave(client, &ns, index, step)
                     .await
@@ -415,7 +489,7 @@ async fn steps_and_settles(
                     ));
                     continue;
                 };
-                let hold = hold_in(pattern);
+                let hold = hold_in(pattern, 0);
                 await_step::held(gate, &hold, target.policy.timeout)
                     .await
                     .map_err(|e| unmet(format!("{label}: {e}")))?;
@@ -448,7 +522,7 @@ async fn steps_and_settles(
                 let mut ctx = StepContext {
                     client,
                     namespace: &ns,
-                    recorder: &mut recorder,
+                    recorder,
                     index,
                     write_pause: target.write_pause,
                     refused: &mut refused,
@@ -469,12 +543,7 @@ async fn steps_and_settles(
             .reset()
             .map_err(|e| broken(format!("after the scenario: {e}")))?;
     }
-    Ok(RawObserved {
-        schema: SCHEMA.to_string(),
-        scenario: prepared.scenario.name.clone(),
-        cluster: target.cluster.clone(),
-        segments,
-    })
+    Ok(())
 }
 
 /// Wait until no event has been recorded for the quiet window, counted from now at the

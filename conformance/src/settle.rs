@@ -81,8 +81,6 @@ pub async fn settle(
     alive: &(dyn Fn() -> Result<(), String> + Sync),
     held: &Held,
 ) -> Result<Settled, SettleError> {
-    let rs_api: Api<ReplicaSet> = Api::namespaced(client.clone(), namespace);
-    let pod_api: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let started = Instant::now();
     let mut reason = String::from("events keep arriving");
     loop {
@@ -102,35 +100,32 @@ pub async fn settle(
             tokio::time::sleep(policy.quiet_window - quiet).await;
             continue;
         }
-        let replicasets = rs_api.list(&ListParams::default()).await?;
-        let pods = pod_api.list(&ListParams::default()).await?;
-        let resource_version = replicasets
-            .metadata
-            .resource_version
-            .as_deref()
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-            .max(
-                pods.metadata
-                    .resource_version
-                    .as_deref()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0),
-            );
-        match moving(&replicasets.items, &pods.items, recorder, policy, held) {
+        let listed = list(client, namespace).await?;
+        match moving(&listed.replicasets, &listed.pods, recorder, policy, held) {
             Some(why) => {
                 reason = why;
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
-            None => {
-                return Ok(Settled {
-                    replicasets: replicasets.items,
-                    pods: pods.items,
-                    resource_version,
-                })
-            }
+            None => return Ok(listed),
         }
     }
+}
+
+/// The namespace's ReplicaSets and pods as they are now, and the later of the two lists'
+/// resourceVersions. A settle point when nothing moves; the end of a stopped run's
+/// recording otherwise.
+pub async fn list(client: &Client, namespace: &str) -> Result<Settled, kube::Error> {
+    let rs_api: Api<ReplicaSet> = Api::namespaced(client.clone(), namespace);
+    let pod_api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let replicasets = rs_api.list(&ListParams::default()).await?;
+    let pods = pod_api.list(&ListParams::default()).await?;
+    let version = |v: Option<&str>| v.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    Ok(Settled {
+        resource_version: version(replicasets.metadata.resource_version.as_deref())
+            .max(version(pods.metadata.resource_version.as_deref())),
+        replicasets: replicasets.items,
+        pods: pods.items,
+    })
 }
 
 /// What still moves, if anything.

@@ -106,6 +106,12 @@ pub fn render(r: &ScenarioRun) -> String {
     }
     if let Some(e) = &r.error {
         out.push_str(&format!("error: {}\n", e.message));
+        if r.observed.is_some() {
+            out.push_str(&format!(
+                "the recording up to the stop: {}.observed.stopped.json (not judged by the oracle: it ends unsettled)\n",
+                r.scenario
+            ));
+        }
     }
     if let Some(v) = &r.verdict {
         out.push_str(&judge::render(v));
@@ -160,6 +166,12 @@ pub fn write_report(dir: &Path, results: &[ScenarioRun]) -> std::io::Result<()> 
     for r in results {
         let (observed, verdict, views) = report_paths(dir, &r.scenario);
         if let Some(o) = &r.observed {
+            // A stopped run's recording does not end at a settle point: named so that
+            // nobody takes it for a whole run to judge.
+            let observed = match r.error {
+                Some(_) => observed.with_extension("stopped.json"),
+                None => observed,
+            };
             std::fs::write(
                 &observed,
                 serde_json::to_string_pretty(o).expect("serialises"),

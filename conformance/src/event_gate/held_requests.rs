@@ -14,11 +14,26 @@ use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use tokio::sync::watch;
 
-/// One hold, as the runner asks for it and the gate reports it.
+/// One hold, as the runner asks for it and the gate reports it: a namespace and a pattern
+/// name it (one hold per pair); it lets `after` matching requests through before it holds
+/// any (the gate reports how many it still lets through).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestHold {
     pub namespace: String,
     pub pattern: RequestPattern,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub after: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl RequestHold {
+    /// Whether `other` names the same hold (whatever it lets through).
+    pub fn same(&self, other: &RequestHold) -> bool {
+        self.namespace == other.namespace && self.pattern == other.pattern
+    }
 }
 
 /// A hold and what it has caught, in `GET /rsmc-gate/status`.
@@ -85,12 +100,18 @@ struct Hold {
 }
 
 impl Hold {
-    fn catches(&self, t: &Target) -> bool {
+    /// Whether the hold's pattern matches a request to `t`.
+    fn matches(&self, t: &Target) -> bool {
         self.hold.namespace == t.namespace
             && self
                 .hold
                 .pattern
                 .matches(t.verb, t.resource, t.name.as_deref())
+    }
+
+    /// Whether it holds a request to `t` now: it matches and lets no more through.
+    fn catches(&self, t: &Target) -> bool {
+        self.hold.after == 0 && self.matches(t)
     }
 }
 
@@ -115,7 +136,7 @@ impl RequestHolds {
     pub fn hold(&self, hold: RequestHold) -> Result<(), String> {
         let mut guard = self.holds.lock().expect("not poisoned");
         let (next, holds) = &mut *guard;
-        if holds.iter().any(|h| h.hold == hold) {
+        if holds.iter().any(|h| h.hold.same(&hold)) {
             return Err(format!(
                 "{} requests in {} are already held",
                 hold.pattern, hold.namespace
@@ -137,12 +158,15 @@ impl RequestHolds {
         let waiting = {
             let mut guard = self.holds.lock().expect("not poisoned");
             let holds = &mut guard.1;
-            let at = holds.iter().position(|h| &h.hold == hold).ok_or_else(|| {
-                format!(
-                    "no hold of {} requests in {} to release",
-                    hold.pattern, hold.namespace
-                )
-            })?;
+            let at = holds
+                .iter()
+                .position(|h| h.hold.same(hold))
+                .ok_or_else(|| {
+                    format!(
+                        "no hold of {} requests in {} to release",
+                        hold.pattern, hold.namespace
+                    )
+                })?;
             holds.remove(at).waiting
         };
         self.released.send_modify(|n| *n += 1);
@@ -168,12 +192,16 @@ impl RequestHolds {
             .collect()
     }
 
-    /// Wait while a hold catches a request to `target`; returns at once when none does.
+    /// Wait while a hold catches a request to `target`; returns at once when none does,
+    /// and then each hold that matches it and still lets requests through counts it.
     pub async fn pass(&self, target: &Target) {
         let mut released = self.released.subscribe();
         let id = {
             let mut guard = self.holds.lock().expect("not poisoned");
             let Some(h) = guard.1.iter_mut().find(|h| h.catches(target)) else {
+                for h in guard.1.iter_mut().filter(|h| h.matches(target)) {
+                    h.hold.after -= 1;
+                }
                 return;
             };
             h.waiting += 1;
@@ -259,6 +287,7 @@ mod tests {
         let hold = RequestHold {
             namespace: "ns".into(),
             pattern,
+            after: 0,
         };
         holds.hold(hold.clone()).unwrap();
         assert!(holds.hold(hold.clone()).is_err(), "held twice");
@@ -280,5 +309,39 @@ mod tests {
         waiting.await.unwrap();
         assert!(holds.status().is_empty());
         assert!(holds.release(&hold).is_err(), "nothing left to release");
+    }
+
+    /// A hold with `after: 2` lets the first two matching requests through and holds the
+    /// third; a request it does not match is not counted.
+    #[tokio::test]
+    async fn a_hold_lets_the_first_requests_through() {
+        let holds = std::sync::Arc::new(RequestHolds::default());
+        let hold = RequestHold {
+            namespace: "ns".into(),
+            pattern: RequestPattern {
+                verb: Verb::Create,
+                resource: Resource::Pods,
+                name: None,
+            },
+            after: 2,
+        };
+        holds.hold(hold.clone()).unwrap();
+        let create = target(Method::POST, "/api/v1/namespaces/ns/pods").unwrap();
+        let other = target(Method::DELETE, "/api/v1/namespaces/ns/pods/p").unwrap();
+        holds.pass(&other).await;
+        holds.pass(&create).await;
+        assert_eq!(holds.status()[0].hold.after, 1, "one more goes through");
+        holds.pass(&create).await;
+        let third = {
+            let holds = holds.clone();
+            tokio::spawn(async move { holds.pass(&create).await })
+        };
+        while holds.status()[0].waiting == 0 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(holds.status()[0].caught, 1);
+        let release = RequestHold { after: 0, ..hold };
+        assert_eq!(holds.release(&release), Ok(1), "released by its name");
+        third.await.unwrap();
     }
 }

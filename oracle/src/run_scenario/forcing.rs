@@ -31,7 +31,7 @@
 
 use crate::scenario::StepKind;
 use rsmc_spec::api::{Kind, RequestPattern};
-use rsmc_spec::model::{Action, Awaited, Recipient, RsModel, State, Watcher};
+use rsmc_spec::model::{Action, Awaited, Recipient, RequestHold, RsModel, State, Watcher};
 use std::collections::BTreeMap;
 
 /// Where an inserted step goes among those at one position; lower first. Waits for other
@@ -106,6 +106,16 @@ impl Run<'_> {
         }
     }
 
+    /// The previous step of the sync that sends a request at action `j`: the request is sent
+    /// right after it.
+    fn sent_before(&self, j: usize) -> usize {
+        let sync = self.sync_of(j);
+        (0..j)
+            .rev()
+            .find(|&i| self.sync_of(i) == sync)
+            .unwrap_or(j.saturating_sub(1))
+    }
+
     /// The last environment step before `i`.
     fn step_before(&self, i: usize) -> Option<usize> {
         (0..i).rev().find(|&k| self.is_step(k))
@@ -132,17 +142,37 @@ impl Run<'_> {
         pattern
     }
 
-    /// Where a hold of `pattern` for a sync that starts at `started` begins: as early as it
-    /// catches nothing the run lets through — from the start, or right after the last request
-    /// it would catch (on a cluster, after the step that caused that request: a race the
-    /// model explores both ways).
-    fn hold_from(&self, pattern: &RequestPattern, started: usize) -> usize {
-        let caught = (0..started).rev().find(|&i| {
+    /// The requests `pattern` matches that the run sends in `range`.
+    fn matching(
+        &self,
+        pattern: &RequestPattern,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = usize> + '_ {
+        let pattern = pattern.clone();
+        range.filter(move |&i| {
             matches!(self.actions[i], Action::SyncStep { controller, worker }
                 if self.model.next_request(&self.states[i], controller, worker)
                     .is_some_and(|p| pattern.matches(p.verb, p.resource, p.name.as_deref())))
-        });
-        caught.map_or(0, |m| m + 1)
+        })
+    }
+
+    /// Where a hold of `pattern` that must catch a request sent right after action `sent`
+    /// begins: from the start if the run sends none it would catch before; else before the
+    /// user's step that preceded the last of those (from the start if none did), letting
+    /// those the run sends from there on through ([`Self::hold_after`]). On a cluster the
+    /// requests a step causes follow it within milliseconds, so a hold set between them would
+    /// catch them or not by chance; counted from before the step, it catches the run's.
+    fn hold_from(&self, pattern: &RequestPattern, sent: usize) -> usize {
+        self.matching(pattern, 0..sent + 1)
+            .last()
+            .map_or(0, |last| self.step_before(last).unwrap_or(0))
+    }
+
+    /// How many requests a hold of `pattern` set before action `from` lets through so that
+    /// it catches the one sent right after action `sent`.
+    fn hold_after(&self, pattern: &RequestPattern, from: usize, sent: usize) -> u8 {
+        let n = self.matching(pattern, from..sent + 1).count();
+        u8::try_from(n).unwrap_or(u8::MAX)
     }
 
     /// The first request of the sync that starts at `started`: its action and pattern.
@@ -192,10 +222,13 @@ impl Run<'_> {
     }
 }
 
-/// A held interval of one thing the gate holds, before actions `from` and `to`.
+/// A held interval of one thing the gate holds, before actions `from` and `to`; a hold of
+/// requests must catch the one sent right after action `sent` (and lets through the
+/// matching ones the run sends before it).
 struct Interval {
     from: usize,
     to: usize,
+    sent: Option<usize>,
 }
 
 /// What the gate holds: a resource type's watch events, or requests.
@@ -250,15 +283,29 @@ pub(super) fn forcing(
         await_removals(&run, &mut out, after..i, None, i);
     }
     for (target, mut intervals) in held {
-        intervals.sort_by_key(|v| v.from);
-        let mut merged: Vec<Interval> = Vec::new();
+        intervals.sort_by_key(|v| (v.from, v.to));
+        // Overlapping holds of events become one. A hold of requests that must catch a
+        // request landing after the previous hold's lands begins again where that one is
+        // released (a release comes before a hold at one position), so that it lets through
+        // what the run sends between the two.
+        let mut merged: Vec<(Interval, usize)> = Vec::new();
         for v in intervals {
             match merged.last_mut() {
-                Some(last) if v.from <= last.to => last.to = last.to.max(v.to),
-                _ => merged.push(v),
+                Some((last, _)) if v.from <= last.to && (v.sent.is_none() || v.to <= last.to) => {
+                    last.to = last.to.max(v.to)
+                }
+                Some((last, _)) if v.from <= last.to => {
+                    let counted_from = last.to + 1;
+                    let from = last.to;
+                    merged.push((Interval { from, ..v }, counted_from));
+                }
+                _ => {
+                    let counted_from = v.from;
+                    merged.push((v, counted_from));
+                }
             }
         }
-        for v in merged {
+        for (v, counted_from) in merged {
             let (hold, release) = match &target {
                 Target::Events(to, kind) => (
                     StepKind::Hold {
@@ -271,7 +318,12 @@ pub(super) fn forcing(
                     },
                 ),
                 Target::Requests(p) => (
-                    StepKind::HoldRequests(p.clone()),
+                    StepKind::HoldRequests(RequestHold {
+                        pattern: p.clone(),
+                        after: v
+                            .sent
+                            .map_or(0, |sent| run.hold_after(p, counted_from, sent)),
+                    }),
                     StepKind::ReleaseRequests(p.clone()),
                 ),
             };
@@ -321,7 +373,7 @@ fn late_requests(
             continue;
         };
         let pattern = run.nameable(exact);
-        let from = run.hold_from(&pattern, started);
+        let from = run.hold_from(&pattern, decided);
         let await_at = (decided + 1..j).find(|&i| run.is_step(i)).unwrap_or(j);
         out.reasons.push(format!(
             "{pattern} held: step {}'s request of the sync of {} that started at step {} lands after step {}'s write",
@@ -334,7 +386,11 @@ fn late_requests(
         wait_for_writes(run, out, after..j, Some(&sync), j);
         held.entry(Target::Requests(pattern.clone()))
             .or_default()
-            .push(Interval { from, to: j });
+            .push(Interval {
+                from,
+                to: j,
+                sent: Some(decided),
+            });
         late.push(LateRequest {
             sync,
             started,
@@ -391,7 +447,11 @@ fn late_events(
         ));
         held.entry(Target::Events(to, *kind))
             .or_default()
-            .push(Interval { from, to: d });
+            .push(Interval {
+                from,
+                to: d,
+                sent: None,
+            });
         if to == Recipient::GarbageCollector {
             // What the collector did from its stale graph has happened before the events
             // flow: what it removed is gone, or the cluster has settled.
@@ -425,11 +485,13 @@ fn late_events(
                 rank: Rank::AwaitHeld,
                 kind: StepKind::Await(Awaited::Held(pattern.clone())),
             });
+            let sent = run.sent_before(first);
             held.entry(Target::Requests(pattern.clone()))
                 .or_default()
                 .push(Interval {
-                    from: run.hold_from(&pattern, stale),
+                    from: run.hold_from(&pattern, sent),
                     to: first,
+                    sent: Some(sent),
                 });
         } else {
             out.inserts.push(Insert {

@@ -206,8 +206,9 @@ fn script_steps(kind: &StepKind) -> Vec<ScriptStep> {
             kind: *kind,
             to: *to,
         }),
-        StepKind::HoldRequests(pattern) => one(Action::HoldRequests {
-            pattern: pattern.clone(),
+        StepKind::HoldRequests(h) => one(Action::HoldRequests {
+            pattern: h.pattern.clone(),
+            after: h.after,
         }),
         StepKind::ReleaseRequests(pattern) => one(Action::ReleaseRequests {
             pattern: pattern.clone(),

@@ -27,8 +27,8 @@ impl Held {
             StepKind::Release { kind, to } => {
                 self.events.remove(&(*to, *kind));
             }
-            StepKind::HoldRequests(p) => {
-                self.requests.insert(p.clone());
+            StepKind::HoldRequests(h) => {
+                self.requests.insert(h.pattern.clone());
             }
             StepKind::ReleaseRequests(p) => {
                 self.requests.remove(p);

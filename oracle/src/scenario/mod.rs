@@ -381,11 +381,11 @@ impl HoldsSoFar {
                 "nothing to release: no earlier step holds {} watch events from the {to}",
                 resource_name(*kind)
             )),
-            StepKind::HoldRequests(p) if held(&self.requests, p).is_some() => {
-                Some(format!("{p} requests are already held by an earlier step"))
-            }
-            StepKind::HoldRequests(p) => {
-                self.requests.push((i, p.clone()));
+            StepKind::HoldRequests(h) if held(&self.requests, &h.pattern).is_some() => Some(
+                format!("{} requests are already held by an earlier step", h.pattern),
+            ),
+            StepKind::HoldRequests(h) => {
+                self.requests.push((i, h.pattern.clone()));
                 None
             }
             StepKind::ReleaseRequests(p) => match held(&self.requests, p) {

@@ -7,7 +7,7 @@ use crate::manifest::{self, Manifest, Object, Validation};
 use crate::yaml::{self, describe, Document, Error, FieldPath, Fields, Seg};
 use rsmc_spec::api::{Kind, Propagation, Reason, RequestPattern};
 use rsmc_spec::gates::{FeatureGates, Gate};
-use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Recipient, Watcher};
+use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Recipient, RequestHold, Watcher};
 use rsmc_spec::object::{LabelSelector, Labels, Pod};
 use rsmc_spec::profile::Profile;
 use serde::Deserialize;
@@ -100,17 +100,20 @@ const KINDS: &[(&str, &str, Reader)] = &[
     ),
     (
         "hold",
-        "hold: replicasets | pods | {garbage-collector: replicasets | pods} | {requests: {verb: get|create|update|patch|delete, resource: pods|replicasets|replicasets/status, name: NAME}}",
-        |c, p| match held_thing(c, p)? {
-            Held::Requests(pattern) => Ok(StepKind::HoldRequests(pattern)),
+        "hold: replicasets | pods | {garbage-collector: replicasets | pods} | {requests: {verb: get|create|update|patch|delete, resource: pods|replicasets|replicasets/status, name: NAME}, after: N}",
+        |c, p| match held_thing(c, p, true)? {
+            Held::Requests(pattern, after) => Ok(StepKind::HoldRequests(RequestHold {
+                pattern,
+                after,
+            })),
             Held::Events { kind, to } => Ok(StepKind::Hold { kind, to }),
         },
     ),
     (
         "release",
         "release: replicasets | pods | {garbage-collector: RESOURCE} | {requests: {verb: VERB, resource: RESOURCE, name: NAME}} (as held)",
-        |c, p| match held_thing(c, p)? {
-            Held::Requests(pattern) => Ok(StepKind::ReleaseRequests(pattern)),
+        |c, p| match held_thing(c, p, false)? {
+            Held::Requests(pattern, _) => Ok(StepKind::ReleaseRequests(pattern)),
             Held::Events { kind, to } => Ok(StepKind::Release { kind, to }),
         },
     ),
@@ -631,13 +634,18 @@ fn resource(ctx: &Ctx, path: &FieldPath) -> Result<Kind, Error> {
 
 /// What a hold or release names.
 enum Held {
-    Events { kind: Kind, to: Recipient },
-    Requests(RequestPattern),
+    Events {
+        kind: Kind,
+        to: Recipient,
+    },
+    /// Requests, and how many of them a hold lets through first.
+    Requests(RequestPattern, u8),
 }
 
 /// A hold's or release's argument: a resource (the ReplicaSet controller's watch events),
-/// `{garbage-collector: RESOURCE}` (the garbage collector's) or `{requests: PATTERN}`.
-fn held_thing(ctx: &Ctx, path: &FieldPath) -> Result<Held, Error> {
+/// `{garbage-collector: RESOURCE}` (the garbage collector's) or `{requests: PATTERN}` — for
+/// a hold (`hold`), with `after: N` to let the first N through.
+fn held_thing(ctx: &Ctx, path: &FieldPath, hold: bool) -> Result<Held, Error> {
     if !matches!(ctx.doc.get(path), Some(Value::Object(_))) {
         return Ok(Held::Events {
             kind: resource(ctx, path)?,
@@ -646,7 +654,8 @@ fn held_thing(ctx: &Ctx, path: &FieldPath) -> Result<Held, Error> {
     }
     let mut f = arguments(ctx, path)?;
     let held = if f.has("requests") {
-        Held::Requests(f.required("requests")?)
+        let after = if hold { f.optional("after")? } else { None };
+        Held::Requests(f.required("requests")?, after.unwrap_or(0))
     } else if f.has("garbage-collector") {
         Held::Events {
             kind: resource(ctx, &path.key("garbage-collector"))?,

@@ -3,7 +3,7 @@
 use crate::manifest::{Manifest, Object};
 use crate::yaml::Pos;
 use rsmc_spec::api::{Kind, Propagation, Reason, RequestPattern};
-use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Recipient, Watcher};
+use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Recipient, RequestHold, Watcher};
 use rsmc_spec::object::render_labels_compact;
 use std::fmt;
 use std::path::PathBuf;
@@ -60,7 +60,7 @@ pub enum StepKind {
     Release { kind: Kind, to: Recipient },
     /// The ReplicaSet controller's requests the pattern catches stop at the runner's gate:
     /// the sync has decided and sent them; they land on `release`.
-    HoldRequests(RequestPattern),
+    HoldRequests(RequestHold),
     /// The held requests go on to the API server.
     ReleaseRequests(RequestPattern),
     /// Wait until a held request has reached the gate, or an object is gone.
@@ -301,9 +301,13 @@ impl fmt::Display for StepKind {
                 "fault: held {} watch events reach the {to} again",
                 resource_name(*kind)
             ),
-            StepKind::HoldRequests(pattern) => write!(
+            StepKind::HoldRequests(RequestHold { pattern, after: 0 }) => write!(
                 f,
                 "fault: the replicaset-controller's {pattern} requests are held at the gate"
+            ),
+            StepKind::HoldRequests(RequestHold { pattern, after }) => write!(
+                f,
+                "fault: the replicaset-controller's {pattern} requests are held at the gate after the next {after}"
             ),
             StepKind::ReleaseRequests(pattern) => write!(
                 f,

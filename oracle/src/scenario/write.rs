@@ -6,7 +6,9 @@ use super::{Bounds, Scenario};
 use crate::manifest::Object;
 use crate::yaml::emit;
 use rsmc_spec::api::Kind;
-use rsmc_spec::model::{Action, Awaited, PodAction, PodSelection, PodSet, Recipient, Watcher};
+use rsmc_spec::model::{
+    Action, Awaited, PodAction, PodSelection, PodSet, Recipient, RequestHold, Watcher,
+};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -179,8 +181,10 @@ fn kind_value(kind: &StepKind) -> Value {
             Recipient::ReplicaSetController => json!(resource_name(*kind)),
             Recipient::GarbageCollector => json!({ "garbage-collector": resource_name(*kind) }),
         },
-        StepKind::HoldRequests(pattern) | StepKind::ReleaseRequests(pattern) => {
-            json!({ "requests": pattern })
+        StepKind::HoldRequests(RequestHold { pattern, after: 0 })
+        | StepKind::ReleaseRequests(pattern) => json!({ "requests": pattern }),
+        StepKind::HoldRequests(RequestHold { pattern, after }) => {
+            json!({ "requests": pattern, "after": after })
         }
         StepKind::Await(Awaited::Held(pattern)) => json!({ "held": pattern }),
         StepKind::Await(Awaited::Gone { kind, name }) => {
@@ -311,7 +315,10 @@ impl Step {
                 kind: *kind,
                 to: *to,
             },
-            Action::HoldRequests { pattern } => StepKind::HoldRequests(pattern.clone()),
+            Action::HoldRequests { pattern, after } => StepKind::HoldRequests(RequestHold {
+                pattern: pattern.clone(),
+                after: *after,
+            }),
             Action::ReleaseRequests { pattern } => StepKind::ReleaseRequests(pattern.clone()),
             Action::Await { until } => StepKind::Await(until.clone()),
             Action::Settle => StepKind::Settle,

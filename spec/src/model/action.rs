@@ -1,6 +1,6 @@
 //! The model's actions: environment moves (user, kubelet, faults, timers) and system moves.
 
-use super::script::Awaited;
+use super::script::{is_zero, Awaited};
 use crate::api::{Kind, Propagation, RequestPattern};
 use crate::gc::GcWork;
 use crate::object::{render_labels_compact, Labels, Pod, ReplicaSet, Uid};
@@ -138,6 +138,9 @@ pub enum Action {
     /// forces it with the runner's event gate, in the path of the controller's requests.
     HoldRequests {
         pattern: RequestPattern,
+        /// Matching requests let through first (the first of a burst the run lands on time).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        after: u8,
     },
     /// The held requests `pattern` caught go on to the API server.
     ReleaseRequests {
@@ -318,9 +321,13 @@ impl fmt::Display for Action {
                     "fault: held {kind:?} watch events flow to the {to} again"
                 )
             }
-            Action::HoldRequests { pattern } => write!(
+            Action::HoldRequests { pattern, after: 0 } => write!(
                 f,
                 "fault: the replicaset-controller's {pattern} requests are held at the gate"
+            ),
+            Action::HoldRequests { pattern, after } => write!(
+                f,
+                "fault: the replicaset-controller's {pattern} requests are held at the gate after the next {after}"
             ),
             Action::ReleaseRequests { pattern } => write!(
                 f,

@@ -1,7 +1,7 @@
 //! Which actions are enabled in a state.
 
 use super::action::{Action, Recipient, Watcher};
-use super::script::{Awaited, Script, ScriptStep};
+use super::script::{Awaited, RequestHold, Script, ScriptStep};
 use super::state::State;
 use super::RsModel;
 use crate::api::{Kind, RequestPattern};
@@ -293,9 +293,10 @@ impl RsModel {
     fn awaited(&self, s: &State, until: &Awaited) -> bool {
         match until {
             Awaited::Held(pattern) => s.controllers.iter().filter(|c| c.running).any(|c| {
-                c.workers.iter().flatten().any(|t| {
-                    t.parked && held(std::slice::from_ref(pattern), &self.pending(s, c, t))
-                })
+                c.workers
+                    .iter()
+                    .flatten()
+                    .any(|t| t.parked && caught_by(pattern, &self.pending(s, c, t)))
             }),
             Awaited::Gone { kind, name } => match kind {
                 Kind::ReplicaSet => !s.api.replicasets.contains_key(name),
@@ -317,11 +318,19 @@ impl RsModel {
     }
 }
 
-/// Whether a sync's next request is one the script holds.
-pub(super) fn held(patterns: &[RequestPattern], pending: &Pending) -> bool {
+/// Whether a sync's next request is one the script holds: a hold that lets no more through
+/// matches it.
+pub(super) fn held(holds: &[RequestHold], pending: &Pending) -> bool {
+    holds
+        .iter()
+        .any(|h| h.catching() && caught_by(&h.pattern, pending))
+}
+
+/// Whether `pattern` matches a sync's next request.
+pub(super) fn caught_by(pattern: &RequestPattern, pending: &Pending) -> bool {
     match pending {
-        Pending::GetReplicaSet(name) => patterns.iter().any(|p| p.matches_get(name)),
-        Pending::Send(req) => patterns.iter().any(|p| p.matches_request(req)),
+        Pending::GetReplicaSet(name) => pattern.matches_get(name),
+        Pending::Send(req) => pattern.matches_request(req),
         _ => false,
     }
 }

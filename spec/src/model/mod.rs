@@ -15,7 +15,9 @@ mod svg;
 mod symmetry;
 
 pub use action::{Action, Recipient, Watcher};
-pub use script::{Awaited, Held, PodAction, PodSelection, PodSet, Script, ScriptPos, ScriptStep};
+pub use script::{
+    Awaited, Held, PodAction, PodSelection, PodSet, RequestHold, Script, ScriptPos, ScriptStep,
+};
 pub use state::{Budget, ControllerState, Ghost, Positions, State};
 
 use crate::api::{ApiError, ApiServer, Request, Response};

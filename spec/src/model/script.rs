@@ -179,10 +179,37 @@ pub struct ScriptPos {
     #[serde(default)]
     pub draining: super::Positions,
     /// The ReplicaSet controller's requests the script holds ([`Action::HoldRequests`]), in
-    /// order, without repeats: a sync whose next request matches one has decided and sent it,
-    /// and it waits at the gate until released.
+    /// pattern order, one hold per pattern: a sync whose next request a hold catches has
+    /// decided and sent it, and it waits at the gate until released.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub requests: Vec<RequestPattern>,
+    pub requests: Vec<RequestHold>,
+}
+
+/// A hold of the ReplicaSet controller's requests: what it catches, and how many of those it
+/// still lets through before it catches one.
+///
+/// A hold that must catch the second request of a burst (a sync that creates two pods, the
+/// second of which lands late) cannot be placed between the two on a cluster, where they are
+/// milliseconds apart: it is placed before the step that causes the burst and lets the
+/// first through.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RequestHold {
+    pub pattern: RequestPattern,
+    /// Matching requests still let through.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub after: u8,
+}
+
+pub(super) fn is_zero(n: &u8) -> bool {
+    *n == 0
+}
+
+impl RequestHold {
+    /// Whether the hold catches a request the pattern matches now (it lets none through any
+    /// more).
+    pub fn catching(&self) -> bool {
+        self.after == 0
+    }
 }
 
 /// What an `await` step waits for.
@@ -225,16 +252,31 @@ impl ScriptPos {
         }
     }
 
-    /// Hold the requests `pattern` catches.
-    pub fn hold_requests(&mut self, pattern: &RequestPattern) {
-        if let Err(at) = self.requests.binary_search(pattern) {
-            self.requests.insert(at, pattern.clone());
+    /// Hold the requests `pattern` matches, after letting `after` of them through (a
+    /// second hold of the same pattern changes nothing, as on the gate).
+    pub fn hold_requests(&mut self, pattern: &RequestPattern, after: u8) {
+        if let Err(at) = self.requests.binary_search_by(|h| h.pattern.cmp(pattern)) {
+            let hold = RequestHold {
+                pattern: pattern.clone(),
+                after,
+            };
+            self.requests.insert(at, hold);
         }
     }
 
     /// Let the requests `pattern` caught go.
     pub fn release_requests(&mut self, pattern: &RequestPattern) {
-        self.requests.retain(|p| p != pattern);
+        self.requests.retain(|h| &h.pattern != pattern);
+    }
+
+    /// A request that `matches` went through: each hold that matches it and still lets
+    /// requests through counts it.
+    pub fn let_through(&mut self, matches: impl Fn(&RequestPattern) -> bool) {
+        for h in &mut self.requests {
+            if h.after > 0 && matches(&h.pattern) {
+                h.after -= 1;
+            }
+        }
     }
 }
 

@@ -81,7 +81,7 @@ impl RsModel {
     fn environment(&self, n: &mut State, action: &Action) -> Result<(), Unchanged> {
         match action {
             Action::HoldEvents { kind, to } => n.script.held_from_mut(*to).set(*kind, true),
-            Action::HoldRequests { pattern } => n.script.hold_requests(pattern),
+            Action::HoldRequests { pattern, after } => n.script.hold_requests(pattern, *after),
             Action::ReleaseRequests { pattern } => n.script.release_requests(pattern),
             Action::Await { .. } => {}
             Action::ReleaseEvents { kind, to } => {
@@ -438,6 +438,8 @@ impl RsModel {
                 c.workers[wi] = Some(task);
                 return;
             }
+            n.script
+                .let_through(|p| super::enabled::caught_by(p, &pending));
             task = ahead;
             pending
         };
