@@ -37,7 +37,7 @@ conform_into() {
   local lines=$1 report=$2
   shift 2
   "$rsmc" conform --local --state-dir "$state" --report "$report" "$@" \
-    | grep -E ' (conforms|DOES NOT CONFORM|ERROR) ' | tee -a "$lines" >&2 || true
+    | grep -E '(^| )(conforms|DOES NOT CONFORM|ERROR)  ' | tee -a "$lines" >&2 || true
 }
 
 # cell LINES NAME ENTRY: how many runs of scenario NAME in LINES reproduced ENTRY, and how
