@@ -185,14 +185,16 @@ fn a_delete_answered_after_a_later_write_is_the_users_step() {
 }
 
 /// A system's patch answered with a server error that was committed all the same: the
-/// controller's adoption of pod1, answered 504 as the runner restarted the controller, in the
-/// suite's audit logs of a CI run (2026-11-27). On v1.35.4 the next sync deletes pod1, whose
-/// delete answers with frontend's reference on it; on v1.37.2 it deletes another pod, and the
-/// garbage collector's orphan delete removes frontend's reference from pod1. Either shows the
-/// adoption; read without it, neither recording is a model run.
+/// controller's adoption of pod1, answered 504 (500 on v1.20.2) as the runner restarted the
+/// controller, in the suite's audit logs of CI runs (2026-11-27). On v1.20.2 and v1.35.4 the
+/// next sync deletes pod1, whose delete answers with frontend's reference on it (v1.20.2's
+/// answer at the version of the delete's own mark, which the lost patch preceded); on
+/// v1.37.2 it deletes another pod, and the garbage collector's orphan delete removes
+/// frontend's reference from pod1. Either shows the adoption; read without it, no recording
+/// is a model run.
 #[test]
 fn a_patch_whose_answer_was_lost_is_seen_by_what_follows() {
-    for release in ["v1.35.4", "v1.37.2"] {
+    for release in ["v1.20.2", "v1.35.4", "v1.37.2"] {
         let imported = imported(&format!("delete-of-a-released-pod.{release}"), |_| {});
         assert_eq!(imported.summary.lost, 1, "{release}");
         let adopted = imported.observed.segments[0]

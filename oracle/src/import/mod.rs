@@ -453,8 +453,17 @@ impl Importer {
                     return None;
                 }
                 let meta = object["metadata"].as_object_mut()?;
-                meta.remove("deletionTimestamp");
+                let marked = meta.remove("deletionTimestamp").is_some();
                 meta.remove("deletionGracePeriodSeconds");
+                if marked && !self.objects.removal_version_in_answer {
+                    // Before v1.26 the answer carries the version of the delete's own mark;
+                    // the lost write committed before it. Left at the mark's version, the
+                    // delete would look like a write that changed nothing and its mark would
+                    // be lost (v1.20.2: the adoption patch answered 500, then the
+                    // controller's delete of the pod).
+                    let mark = history::version(&object)?;
+                    object["metadata"]["resourceVersion"] = (mark - 1).to_string().into();
+                }
                 match known {
                     None => {
                         let create = lost.iter().rev().filter(system).find(|l| {
