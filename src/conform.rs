@@ -43,6 +43,13 @@ pub struct ConformArgs {
     /// set); the runner starts, restarts and stops it.
     #[arg(long, required_if_eq("controller", "external"))]
     pub controller_cmd: Option<String>,
+    /// With `--controller external`: the controller's timers read a clock offset from the
+    /// file named in `$RSMC_CLOCK_OFFSET_FILE` (the reference controller's do), so an
+    /// `expireExpectations` step moves its clock 5 minutes on at once. Without it the runner
+    /// waits the 5 minutes out, which works for any implementation (the built-in one's clock
+    /// is the machine's).
+    #[arg(long, requires = "controller_cmd")]
+    pub moved_clock: bool,
     /// Who plays the kubelet: `fake` (the runner patches pod status as kwok does) or `real`
     /// (the cluster's kubelets; the runner waits for them).
     #[arg(long, value_enum, default_value = "fake")]
@@ -284,7 +291,10 @@ async fn conform(args: &ConformArgs) -> i32 {
         (ControllerArg::Builtin, Some(_)) => {
             return bad("--controller-cmd needs --controller external".into())
         }
-        (ControllerArg::External, Some(c)) => Implementation::External { command: c.clone() },
+        (ControllerArg::External, Some(c)) => Implementation::External {
+            command: c.clone(),
+            moved_clock: args.moved_clock,
+        },
         (ControllerArg::External, None) => {
             return bad("--controller external needs --controller-cmd".into())
         }
@@ -337,7 +347,7 @@ async fn conform(args: &ConformArgs) -> i32 {
             "server": version.git_version,
             "controller": match &implementation {
                 Implementation::Builtin => "builtin".to_string(),
-                Implementation::External { command } => format!("external: {command}"),
+                Implementation::External { command, .. } => format!("external: {command}"),
             },
             "kubelet": format!("{:?}", args.kubelet).to_lowercase(),
             "featureGates": gates,

@@ -31,6 +31,12 @@ pub struct ControllerArgs {
     /// issue's proposed fix off. Without it the controller runs with every proposed fix.
     #[arg(long)]
     pub fault: Option<Fault>,
+    /// A file holding how many seconds the controller's timers (the 5-minute expectations
+    /// timeout) run ahead of the machine's clock, read at every sync. `rsmc conform
+    /// --moved-clock` names one here and moves it on to force an `expireExpectations` step at
+    /// once instead of waiting 5 minutes.
+    #[arg(long, env = rsmc_conformance::controller::OFFSET_FILE_ENV, value_name = "FILE")]
+    pub clock_offset_file: Option<PathBuf>,
     /// Log lines as text or as JSON objects (one per line); `RUST_LOG` sets the level.
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: LogFormat,
@@ -110,7 +116,8 @@ async fn controller(args: &ControllerArgs) -> i32 {
         workers = args.workers,
         "rsmc controller: the spec's ReplicaSet controller"
     );
-    rsmc_controller::run(client, sem, args.workers, stop_signal()).await;
+    let clock = rsmc_controller::clock::Clock::new(args.clock_offset_file.clone());
+    rsmc_controller::run(client, sem, clock, args.workers, stop_signal()).await;
     exit::OK
 }
 

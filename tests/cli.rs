@@ -926,3 +926,16 @@ fn import_writes_what_the_oracle_judges_and_refuses_bad_input() {
         "{err}"
     );
 }
+
+/// Only an external controller can have its clock moved; asking for it otherwise is refused
+/// before anything starts.
+#[test]
+fn a_moved_clock_without_an_external_controller_is_refused_with_exit_2() {
+    let (code, _, err) = rsmc(&[
+        "conform",
+        "--moved-clock",
+        &repo("conformance/timed/expectations-expiry.yaml"),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--controller-cmd"), "{err}");
+}

@@ -23,11 +23,11 @@ pub async fn held(gate: &GateClient, hold: &RequestHold, timeout: Duration) -> R
         let caught = status.requests.iter().find(|h| h.hold.same(hold));
         match caught {
             Some(h) if h.waiting > 0 => return Ok(()),
-            None => return Err(format!("the gate holds no {} requests", hold.pattern)),
+            None => return Err(format!("the gate holds no {hold}")),
             Some(h) if started.elapsed() >= timeout => {
                 return Err(format!(
                     "no {} request of the controller reached the gate in {}s ({} caught and gone on): the controller did not send one",
-                    hold.pattern,
+                    hold.requests.pattern,
                     timeout.as_secs(),
                     h.caught
                 ))

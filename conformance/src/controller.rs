@@ -9,10 +9,19 @@
 //!
 //! On any other cluster (a kubeconfig, kind) such a step cannot be forced; the run reports
 //! that step as not forced and judges what the cluster did anyway.
+//!
+//! An external controller whose timers read a clock the runner may move (the reference
+//! controller's `--clock-offset-file`, named by [`OFFSET_FILE_ENV`]) has its expectations
+//! expire at once on `expireExpectations` ([`Controllers::move_clock`]); any other waits the
+//! 5 minutes out.
 
 use crate::control_plane::{spawn_shell_logged, LocalCluster, Supervised};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// The environment variable an external controller finds its clock offset file in (the
+/// reference controller's `--clock-offset-file` reads it).
+pub const OFFSET_FILE_ENV: &str = "RSMC_CLOCK_OFFSET_FILE";
 
 /// The local cluster's component that runs the built-in ReplicaSet controller.
 const BUILTIN: &str = "kcm-replicaset";
@@ -25,8 +34,9 @@ pub enum Implementation {
     /// kube-controller-manager's replicaset controller.
     Builtin,
     /// A command that runs a ReplicaSet controller against `$KUBECONFIG` (on a local
-    /// cluster: through its event gate).
-    External { command: String },
+    /// cluster: through its event gate). `moved_clock`: its timers read the offset file
+    /// named in [`OFFSET_FILE_ENV`], so the runner moves its clock rather than waiting.
+    External { command: String, moved_clock: bool },
 }
 
 /// The controller processes of a run.
@@ -38,6 +48,8 @@ pub struct Controllers {
     /// External instances: [first, second].
     external: [Option<Supervised>; 2],
     starts: usize,
+    /// With a moved clock: the offset file and the seconds written into it so far.
+    clock: Option<(PathBuf, u64)>,
 }
 
 /// A controller step the runner cannot force here, and why.
@@ -81,7 +93,17 @@ impl Controllers {
             log_dir: log_dir.to_path_buf(),
             external: [None, None],
             starts: 0,
+            clock: None,
         };
+        if let Implementation::External {
+            moved_clock: true, ..
+        } = &c.implementation
+        {
+            let file = c.log_dir.join("clock-offset");
+            std::fs::create_dir_all(&c.log_dir).map_err(|e| e.to_string())?;
+            write_offset(&file, 0)?;
+            c.clock = Some((file, 0));
+        }
         if matches!(c.implementation, Implementation::External { .. }) {
             c.external[0] = Some(c.spawn_external()?);
         }
@@ -93,16 +115,19 @@ impl Controllers {
     }
 
     fn spawn_external(&mut self) -> Result<Supervised, String> {
-        let Implementation::External { command } = &self.implementation else {
+        let Implementation::External { command, .. } = &self.implementation else {
             unreachable!("only external controllers are spawned")
         };
         self.starts += 1;
         std::fs::create_dir_all(&self.log_dir).map_err(|e| e.to_string())?;
         let log = self.log_dir.join(format!("controller-{}.log", self.starts));
-        let env = [(
+        let mut env = vec![(
             "KUBECONFIG".to_string(),
             self.kubeconfig.display().to_string(),
         )];
+        if let Some((file, _)) = &self.clock {
+            env.push((OFFSET_FILE_ENV.to_string(), file.display().to_string()));
+        }
         let process =
             spawn_shell_logged("controller", command, &env, &log).map_err(|e| e.to_string())?;
         // A controller that cannot even start says so at once; give it a moment.
@@ -143,6 +168,14 @@ impl Controllers {
                     .into(),
             )),
         }
+    }
+
+    /// Move the controller's clock on by `by` (the expectations expire at its next sync);
+    /// `None` when its clock is the machine's, so the time must be waited out.
+    pub fn move_clock(&mut self, by: Duration) -> Option<Result<(), String>> {
+        let (file, seconds) = self.clock.as_mut()?;
+        *seconds += by.as_secs();
+        Some(write_offset(file, *seconds))
     }
 
     /// The controller crashes and restarts (`restartController`).
@@ -226,6 +259,20 @@ impl Controllers {
             _ => Ok(()),
         }
     }
+}
+
+/// Write the clock offset whole (a new file renamed over the old), so that the controller
+/// never reads half a number.
+fn write_offset(file: &Path, seconds: u64) -> Result<(), String> {
+    let new = file.with_extension("new");
+    std::fs::write(&new, format!("{seconds}\n"))
+        .and_then(|()| std::fs::rename(&new, file))
+        .map_err(|e| {
+            format!(
+                "cannot move the controller's clock ({}): {e}",
+                file.display()
+            )
+        })
 }
 
 fn tail(log: &Path) -> String {

@@ -22,6 +22,7 @@ use rsmc_oracle::render;
 use rsmc_oracle::scenario::{resource_name, StepKind};
 use rsmc_spec::api::ApiServer;
 use rsmc_spec::bugs::Entry;
+use rsmc_spec::controller::expectations::EXPECTATIONS_TIMEOUT;
 use rsmc_spec::liveness::CONVERGENCE;
 use rsmc_spec::model::{Awaited, Recipient};
 use serde::Serialize;
@@ -29,6 +30,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex as AsyncMutex;
+
+/// How much longer than the expectations timeout the runner waits on a controller whose clock
+/// it cannot move: the timer counts from the sync that set the record, which came before the
+/// step, so a little more covers a clock read late.
+const EXPIRY_MARGIN: Duration = Duration::from_secs(5);
 
 /// What every scenario of a run shares.
 pub struct Target {
@@ -148,7 +154,8 @@ pub fn needs_controller(prepared: &Prepared) -> bool {
 /// Whether the scenario must run with no other beside it: it acts on the controller's
 /// processes, or holds its watch events (which holds them for every namespace) or its
 /// requests (a held request blocks one of the controller's workers, so another scenario's
-/// syncs would be timed differently).
+/// syncs would be timed differently), or makes its expectations expire (a moved clock
+/// expires every pending record, in every namespace).
 pub fn runs_alone(prepared: &Prepared) -> bool {
     needs_controller(prepared)
         || prepared.scenario.steps.iter().any(|s| {
@@ -158,6 +165,7 @@ pub fn runs_alone(prepared: &Prepared) -> bool {
                     | StepKind::Release { .. }
                     | StepKind::HoldRequests(_)
                     | StepKind::ReleaseRequests(_)
+                    | StepKind::ExpireExpectations { .. }
             )
         })
 }
@@ -353,10 +361,9 @@ async fn take_steps(
         message,
     };
     // A hold of the controller's requests in this run's namespace.
-    let hold_in = |pattern: &rsmc_spec::api::RequestPattern, after: u8| RequestHold {
+    let hold_in = |requests: &rsmc_spec::model::RequestHold| RequestHold {
         namespace: ns.clone(),
-        pattern: pattern.clone(),
-        after: usize::from(after),
+        requests: requests.clone(),
     };
     // An await the cluster does not meet: the implementation under test did not do what the
     // scenario's next steps need (say, a faulty build never sends the request a step waits
@@ -411,9 +418,29 @@ async fn take_steps(
             StepKind::Relist { .. } => out.not_forced.push(format!(
                 "{label}: a watch's expiry cannot be forced from outside; the informers keep watching"
             )),
-            StepKind::ExpireExpectations { .. } => out.not_forced.push(format!(
-                "{label}: expectations expire after 5 minutes inside the controller; the run does not wait for that"
-            )),
+            StepKind::ExpireExpectations { .. } => {
+                // The controller's expectations expire once they are 5 minutes old, at its
+                // next sync: a controller whose clock the runner moves has them expire at
+                // once; any other (the built-in one) gets the 5 minutes, and a little more so
+                // that the timer has surely run out. The mark follows: the expiry is a fact
+                // only then.
+                let moved = target.controllers.lock().await.move_clock(EXPECTATIONS_TIMEOUT);
+                match moved {
+                    Some(moved) => moved.map_err(|e| broken(format!("{label}: {e}")))?,
+                    None => {
+                        eprintln!(
+                            "rsmc conform: {}: {label}: waiting {} s for the controller's expectations to expire",
+                            prepared.scenario.name,
+                            (EXPECTATIONS_TIMEOUT + EXPIRY_MARGIN).as_secs()
+                        );
+                        tokio::time::sleep(EXPECTATIONS_TIMEOUT + EXPIRY_MARGIN).await;
+                        alive().map_err(|e| broken(format!("{label}: {e}")))?;
+                    }
+                }
+                fault_mark::leave(client, &ns, index, step)
+                    .await
+                    .map_err(|e| broken(format!("{label}: {e}")))?;
+            }
             StepKind::Hold { kind, to } | StepKind::Release { kind, to } => {
                 let gate = match to {
                     Recipient::ReplicaSetController => &target.gate,
@@ -457,8 +484,7 @@ async fn take_steps(
                 }
                 .map_err(|e| broken(format!("{label}: {e}")))?;
             }
-            StepKind::HoldRequests(rsmc_spec::model::RequestHold { pattern, .. })
-            | StepKind::ReleaseRequests(pattern) => {
+            StepKind::HoldRequests(_) | StepKind::ReleaseRequests(_) => {
                 let Some(gate) = &target.gate else {
                     out.not_forced.push(format!(
                         "{label}: only the local control plane's event gate can hold requests; the run is judged without this step"
@@ -466,8 +492,9 @@ async fn take_steps(
                     continue;
                 };
                 let hold = match &step.kind {
-                    StepKind::HoldRequests(h) => hold_in(pattern, h.after),
-                    _ => hold_in(pattern, 0),
+                    StepKind::HoldRequests(h) => hold_in(h),
+                    StepKind::ReleaseRequests(pattern) => hold_in(&pattern.into()),
+                    _ => unreachable!("a hold or release of requests"),
                 };
                 if matches!(step.kind, StepKind::ReleaseRequests(_)) {
                     // As for events: what the other actors do meanwhile has happened first.
@@ -489,7 +516,7 @@ async fn take_steps(
                     ));
                     continue;
                 };
-                let hold = hold_in(pattern, 0);
+                let hold = hold_in(&pattern.into());
                 await_step::held(gate, &hold, target.policy.timeout)
                     .await
                     .map_err(|e| unmet(format!("{label}: {e}")))?;

@@ -1,5 +1,6 @@
 //! What every sync and every event handler shares.
 
+use crate::clock::Clock;
 use crate::memory::Memory;
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
@@ -16,6 +17,8 @@ pub struct Context {
     pub client: Client,
     /// The decisions' switches: profile, fixes, an injected fault.
     pub sem: Semantics,
+    /// What the expectations timeout is measured on.
+    pub clock: Clock,
     /// `BurstReplicas` (pkg/controller/replicaset/replica_set.go): at most this many creates
     /// or deletes per sync.
     pub burst_replicas: u32,
@@ -39,12 +42,14 @@ impl Context {
     pub fn new(
         client: Client,
         sem: Semantics,
+        clock: Clock,
         replicasets: Store<apps::ReplicaSet>,
         pods: Store<core::Pod>,
     ) -> Context {
         Context {
             client,
             sem,
+            clock,
             burst_replicas: 500,
             replicasets,
             pods,

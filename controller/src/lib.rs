@@ -10,10 +10,12 @@
 //! - [`sync`]: one sync, the spec's task executed request by request ([`requests`]), with
 //!   upstream's events ([`events`]);
 //! - [`abstraction`]: real objects in the spec's terms and back; [`memory`]: expectations and
-//!   the clocks the model leaves out; [`faults`]: the catalogue's switches as injectable
+//!   the clocks the model leaves out, read on [`clock`] (which a conformance runner may move
+//!   on); [`faults`]: the catalogue's switches as injectable
 //!   faults.
 
 pub mod abstraction;
+pub mod clock;
 pub mod context;
 pub mod events;
 pub mod faults;
@@ -41,6 +43,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 pub async fn run(
     client: Client,
     sem: Semantics,
+    clock: clock::Clock,
     workers: u16,
     stop: impl std::future::Future<Output = ()>,
 ) {
@@ -49,6 +52,7 @@ pub async fn run(
     let ctx = Arc::new(Context::new(
         client,
         sem,
+        clock,
         rs_reader.clone(),
         pod_reader.clone(),
     ));

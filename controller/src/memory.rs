@@ -16,12 +16,10 @@
 //!   for it. The model keeps informer positions; here they are the highest resourceVersion
 //!   each informer has applied.
 
+pub use rsmc_spec::controller::expectations::EXPECTATIONS_TIMEOUT;
 use rsmc_spec::controller::Expectations;
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
-
-/// `ExpectationsTimeout`.
-pub const EXPECTATIONS_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+use std::time::Instant;
 
 /// One namespace's memory.
 #[derive(Default)]
@@ -91,6 +89,7 @@ impl Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn a_record_expires_only_after_the_timeout() {

@@ -52,7 +52,7 @@ pub async fn reconcile(rs: Arc<apps::ReplicaSet>, ctx: Arc<Context>) -> Result<A
             return Err(SyncFailed::NotCaughtUp);
         }
     }
-    let started = Instant::now();
+    let started = ctx.clock.now();
     let mut abstraction = Abstraction::new(seconds(&k8s_openapi::jiff::Timestamp::now()));
     let cached = abstraction.replicaset(&rs);
     let min_ready = cached.spec.min_ready_seconds;

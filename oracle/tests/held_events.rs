@@ -9,6 +9,7 @@ use rsmc_oracle::explore::default_budget;
 use rsmc_oracle::prepared::Prepared;
 use rsmc_oracle::replay::{replay, Replay};
 use rsmc_spec::bugs::{Bug, Fix};
+use rsmc_spec::model::properties::NO_OVER_CREATION;
 use rsmc_spec::profile::Profile;
 use std::path::Path;
 
@@ -108,4 +109,26 @@ fn a_held_adoption_lands_after_its_owner_is_gone_and_the_pod_is_collected() {
     free.model = free.model.past_violations();
     let outcomes = replayed(&free).points[1].outcomes.clone();
     assert!(outcomes.iter().any(|o| o.contains("pod1")), "{outcomes:?}");
+}
+
+/// A scenario of `conformance/timed/` (they wait out real time on a cluster, so the suite
+/// leaves them out).
+fn timed(name: &str, profile: Profile) -> Prepared {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/timed")
+        .join(format!("{name}.yaml"));
+    Prepared::load(&path, profile).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// #129795: expectations that expire while the pod events are still held let the next sync
+/// trust a cache without the controller's own creations. Without the consistency gate
+/// (v1.20, and v1.35's defaults) every run creates too many; with it (the upstream profile,
+/// v1.37's defaults) the sync waits for the cache and the run ends with the two replicas.
+#[test]
+fn expired_expectations_over_create_unless_the_consistency_gate_waits() {
+    let old = replayed(&timed("expectations-expiry", Profile::K8s120));
+    assert_eq!(old.points[0].broken, vec![NO_OVER_CREATION.to_string()]);
+    let gated = replayed(&timed("expectations-expiry", Profile::Upstream));
+    assert!(gated.points.iter().all(|p| p.broken.is_empty()));
+    assert_eq!(pods_at(&gated, 2), vec![2]);
 }

@@ -9,30 +9,37 @@
 //! namespaces are not held.
 
 use hyper::{Method, Uri};
-use rsmc_spec::api::{RequestPattern, Resource, Verb};
+use rsmc_spec::api::{Resource, Verb};
+use rsmc_spec::model;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use tokio::sync::watch;
 
-/// One hold, as the runner asks for it and the gate reports it: a namespace and a pattern
-/// name it (one hold per pair); it lets `after` matching requests through before it holds
-/// any (the gate reports how many it still lets through).
+/// One hold, as the runner asks for it and the gate reports it: the scenario's hold of
+/// requests (a pattern, and how many matching requests it still lets through before it holds
+/// any: the gate reports that count going down), in one namespace. A namespace and a pattern
+/// name it (one hold per pair).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestHold {
     pub namespace: String,
-    pub pattern: RequestPattern,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub after: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
+    #[serde(flatten)]
+    pub requests: model::RequestHold,
 }
 
 impl RequestHold {
     /// Whether `other` names the same hold (whatever it lets through).
     pub fn same(&self, other: &RequestHold) -> bool {
-        self.namespace == other.namespace && self.pattern == other.pattern
+        self.namespace == other.namespace && self.requests.pattern == other.requests.pattern
+    }
+}
+
+impl std::fmt::Display for RequestHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} requests in {}",
+            self.requests.pattern, self.namespace
+        )
     }
 }
 
@@ -105,13 +112,14 @@ impl Hold {
         self.hold.namespace == t.namespace
             && self
                 .hold
+                .requests
                 .pattern
                 .matches(t.verb, t.resource, t.name.as_deref())
     }
 
     /// Whether it holds a request to `t` now: it matches and lets no more through.
     fn catches(&self, t: &Target) -> bool {
-        self.hold.after == 0 && self.matches(t)
+        self.hold.requests.catching() && self.matches(t)
     }
 }
 
@@ -137,10 +145,7 @@ impl RequestHolds {
         let mut guard = self.holds.lock().expect("not poisoned");
         let (next, holds) = &mut *guard;
         if holds.iter().any(|h| h.hold.same(&hold)) {
-            return Err(format!(
-                "{} requests in {} are already held",
-                hold.pattern, hold.namespace
-            ));
+            return Err(format!("{hold} are already held"));
         }
         *next += 1;
         holds.push(Hold {
@@ -161,12 +166,7 @@ impl RequestHolds {
             let at = holds
                 .iter()
                 .position(|h| h.hold.same(hold))
-                .ok_or_else(|| {
-                    format!(
-                        "no hold of {} requests in {} to release",
-                        hold.pattern, hold.namespace
-                    )
-                })?;
+                .ok_or_else(|| format!("no hold of {hold} to release"))?;
             holds.remove(at).waiting
         };
         self.released.send_modify(|n| *n += 1);
@@ -200,7 +200,7 @@ impl RequestHolds {
             let mut guard = self.holds.lock().expect("not poisoned");
             let Some(h) = guard.1.iter_mut().find(|h| h.catches(target)) else {
                 for h in guard.1.iter_mut().filter(|h| h.matches(target)) {
-                    h.hold.after -= 1;
+                    h.hold.requests.let_one_through();
                 }
                 return;
             };
@@ -246,6 +246,7 @@ impl Drop for Waiting<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rsmc_spec::api::RequestPattern;
 
     fn target(method: Method, uri: &str) -> Option<Target> {
         target_of(&method, &uri.parse().unwrap())
@@ -286,8 +287,7 @@ mod tests {
         };
         let hold = RequestHold {
             namespace: "ns".into(),
-            pattern,
-            after: 0,
+            requests: model::RequestHold { pattern, after: 0 },
         };
         holds.hold(hold.clone()).unwrap();
         assert!(holds.hold(hold.clone()).is_err(), "held twice");
@@ -318,19 +318,25 @@ mod tests {
         let holds = std::sync::Arc::new(RequestHolds::default());
         let hold = RequestHold {
             namespace: "ns".into(),
-            pattern: RequestPattern {
-                verb: Verb::Create,
-                resource: Resource::Pods,
-                name: None,
+            requests: model::RequestHold {
+                pattern: RequestPattern {
+                    verb: Verb::Create,
+                    resource: Resource::Pods,
+                    name: None,
+                },
+                after: 2,
             },
-            after: 2,
         };
         holds.hold(hold.clone()).unwrap();
         let create = target(Method::POST, "/api/v1/namespaces/ns/pods").unwrap();
         let other = target(Method::DELETE, "/api/v1/namespaces/ns/pods/p").unwrap();
         holds.pass(&other).await;
         holds.pass(&create).await;
-        assert_eq!(holds.status()[0].hold.after, 1, "one more goes through");
+        assert_eq!(
+            holds.status()[0].hold.requests.after,
+            1,
+            "one more goes through"
+        );
         holds.pass(&create).await;
         let third = {
             let holds = holds.clone();
@@ -340,7 +346,13 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert_eq!(holds.status()[0].caught, 1);
-        let release = RequestHold { after: 0, ..hold };
+        let release = RequestHold {
+            requests: model::RequestHold {
+                after: 0,
+                ..hold.requests.clone()
+            },
+            ..hold
+        };
         assert_eq!(holds.release(&release), Ok(1), "released by its name");
         third.await.unwrap();
     }

@@ -298,18 +298,14 @@ async fn requests_control(gate: &Gate, action: &str, body: Incoming) -> Response
         }
     };
     let result = match action {
-        "hold" => gate.requests.hold(hold.clone()).map(|()| {
-            eprintln!(
-                "event gate: holding {} requests in {}",
-                hold.pattern, hold.namespace
-            )
-        }),
-        _ => gate.requests.release(&hold).map(|waiting| {
-            eprintln!(
-                "event gate: releasing {} requests in {} ({waiting} waiting)",
-                hold.pattern, hold.namespace
-            )
-        }),
+        "hold" => gate
+            .requests
+            .hold(hold.clone())
+            .map(|()| eprintln!("event gate: holding {hold}")),
+        _ => gate
+            .requests
+            .release(&hold)
+            .map(|waiting| eprintln!("event gate: releasing {hold} ({waiting} waiting)")),
     };
     match result {
         Ok(()) => text(StatusCode::OK, String::new()),

@@ -62,8 +62,8 @@ pub(super) struct Forcing {
     pub inserts: Vec<Insert>,
     /// Per hold, the run's steps (numbered from 1, as its trace prints them) it stands for.
     pub reasons: Vec<String>,
-    /// Orders the run needs that the runner cannot force.
-    pub unforced: Vec<String>,
+    /// Orders the runner forces by waiting (or by moving the controller's clock).
+    pub timed: Vec<String>,
 }
 
 /// A run: `states[i + 1]` is `actions[i]` taken in `states[i]`.
@@ -503,8 +503,8 @@ fn late_events(
     }
     for (i, a) in run.actions.iter().enumerate() {
         if let Action::ExpireExpectations { key, .. } = a {
-            out.unforced.push(format!(
-                "step {} expires the expectations of {key}: 5 minutes on a cluster, which the runner does not wait out (the step is reported as not forced)",
+            out.timed.push(format!(
+                "step {} expires the expectations of {key}: the runner waits the 5 minutes out (a controller run with `rsmc conform --moved-clock` has its clock moved on instead)",
                 i + 1
             ));
         }

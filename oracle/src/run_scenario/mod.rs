@@ -108,11 +108,8 @@ fn forced_with(
             forcing.reasons.join("; ")
         ));
     }
-    if !forcing.unforced.is_empty() {
-        on_cluster.push(format!(
-            "Not forced, left to chance: {}.",
-            forcing.unforced.join("; ")
-        ));
+    if !forcing.timed.is_empty() {
+        on_cluster.push(format!("Forced by time: {}.", forcing.timed.join("; ")));
     }
     if !on_cluster.is_empty() {
         scenario.on_cluster = Some(on_cluster.join(" "));

@@ -11,6 +11,13 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// `ExpectationsTimeout`: how long a record may stay unfulfilled before it counts as
+/// satisfied. The model's expiry move stands for it; the reference controller's timer and
+/// the conformance runner's `expireExpectations` (a wait of this long, or a clock moved by
+/// it) use the figure.
+pub const EXPECTATIONS_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 /// One ReplicaSet's record.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

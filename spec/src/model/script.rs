@@ -204,11 +204,26 @@ pub(super) fn is_zero(n: &u8) -> bool {
     *n == 0
 }
 
+/// A hold that catches every request the pattern matches.
+impl From<&RequestPattern> for RequestHold {
+    fn from(pattern: &RequestPattern) -> RequestHold {
+        RequestHold {
+            pattern: pattern.clone(),
+            after: 0,
+        }
+    }
+}
+
 impl RequestHold {
     /// Whether the hold catches a request the pattern matches now (it lets none through any
     /// more).
     pub fn catching(&self) -> bool {
         self.after == 0
+    }
+
+    /// A request it matches went through: one fewer to let through.
+    pub fn let_one_through(&mut self) {
+        self.after = self.after.saturating_sub(1);
     }
 }
 
@@ -273,8 +288,8 @@ impl ScriptPos {
     /// requests through counts it.
     pub fn let_through(&mut self, matches: impl Fn(&RequestPattern) -> bool) {
         for h in &mut self.requests {
-            if h.after > 0 && matches(&h.pattern) {
-                h.after -= 1;
+            if matches(&h.pattern) {
+                h.let_one_through();
             }
         }
     }
