@@ -939,3 +939,28 @@ fn a_moved_clock_without_an_external_controller_is_refused_with_exit_2() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--controller-cmd"), "{err}");
 }
+
+/// A release that holds the same requests again (`thenHoldAfter`) leaves them held, so it
+/// too needs a release before the end; a release does not take a hold's `after`.
+#[test]
+fn a_release_that_holds_again_must_be_released_in_turn() {
+    let dir = temp_dir("rehold");
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = |release: &str| {
+        format!(
+            "name: rehold\nsteps:\n  - hold: {{requests: {{verb: update, resource: replicasets/status}}}}\n  - apply:\n      manifest:\n        apiVersion: apps/v1\n        kind: ReplicaSet\n        metadata: {{name: frontend}}\n        spec:\n          replicas: 1\n          selector: {{matchLabels: {{tier: frontend}}}}\n          template:\n            metadata: {{labels: {{tier: frontend}}}}\n            spec:\n              containers: [{{name: app, image: registry.k8s.io/pause:3.9}}]\n  - release: {{requests: {{verb: update, resource: replicasets/status}}, {release}}}\n  - settle\n"
+        )
+    };
+    let path = dir.join("rehold.yaml");
+    std::fs::write(&path, scenario("thenHoldAfter: 1")).unwrap();
+    let (code, _, err) = rsmc(&["replay", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("steps[2].release") && err.contains("never released"),
+        "{err}"
+    );
+    std::fs::write(&path, scenario("after: 1")).unwrap();
+    let (code, _, err) = rsmc(&["replay", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown field `after`"), "{err}");
+}

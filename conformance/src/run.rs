@@ -164,7 +164,7 @@ pub fn runs_alone(prepared: &Prepared) -> bool {
                 StepKind::Hold { .. }
                     | StepKind::Release { .. }
                     | StepKind::HoldRequests(_)
-                    | StepKind::ReleaseRequests(_)
+                    | StepKind::ReleaseRequests { .. }
                     | StepKind::ExpireExpectations { .. }
             )
         })
@@ -484,28 +484,38 @@ async fn take_steps(
                 }
                 .map_err(|e| broken(format!("{label}: {e}")))?;
             }
-            StepKind::HoldRequests(_) | StepKind::ReleaseRequests(_) => {
+            StepKind::HoldRequests(_) | StepKind::ReleaseRequests { .. } => {
                 let Some(gate) = &target.gate else {
                     out.not_forced.push(format!(
                         "{label}: only the local control plane's event gate can hold requests; the run is judged without this step"
                     ));
                     continue;
                 };
-                let hold = match &step.kind {
-                    StepKind::HoldRequests(h) => hold_in(h),
-                    StepKind::ReleaseRequests(pattern) => hold_in(&pattern.into()),
+                // A release that holds again names the new hold (its `after`).
+                let (hold, release) = match &step.kind {
+                    StepKind::HoldRequests(h) => (hold_in(h), None),
+                    StepKind::ReleaseRequests {
+                        pattern,
+                        then_hold_after,
+                    } => (
+                        hold_in(&rsmc_spec::model::RequestHold {
+                            pattern: pattern.clone(),
+                            after: then_hold_after.unwrap_or(0),
+                        }),
+                        Some(then_hold_after.is_some()),
+                    ),
                     _ => unreachable!("a hold or release of requests"),
                 };
-                if matches!(step.kind, StepKind::ReleaseRequests(_)) {
+                if release.is_some() {
                     // As for events: what the other actors do meanwhile has happened first.
                     quiet(recorder, target.policy).await;
                 }
                 fault_mark::leave(client, &ns, index, step)
                     .await
                     .map_err(|e| broken(format!("{label}: {e}")))?;
-                match step.kind {
-                    StepKind::HoldRequests(_) => gate.hold_requests(&hold).await,
-                    _ => gate.release_requests(&hold).await,
+                match release {
+                    None => gate.hold_requests(&hold).await,
+                    Some(rehold) => gate.release_requests(&hold, rehold).await,
                 }
                 .map_err(|e| broken(format!("{label}: {e}")))?;
             }

@@ -254,7 +254,10 @@ fn held_creations(replicas: i32, after: u8) {
             until: Awaited::Held(creates.clone()),
         }),
         ScriptStep::Settle,
-        ScriptStep::Move(Action::ReleaseRequests { pattern: creates }),
+        ScriptStep::Move(Action::ReleaseRequests {
+            pattern: creates,
+            then_hold_after: None,
+        }),
         ScriptStep::Settle,
     ]);
     let mut seen = BTreeSet::new();

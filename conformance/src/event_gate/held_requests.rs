@@ -160,14 +160,41 @@ impl RequestHolds {
     /// End a hold: what it caught goes on. Returns how many requests were waiting; an error
     /// when there is no such hold.
     pub fn release(&self, hold: &RequestHold) -> Result<usize, String> {
+        self.end(hold, None)
+    }
+
+    /// End a hold and, at the same moment, hold the same requests again, letting
+    /// `hold.requests.after` through first: what it caught goes on, and a request its sender
+    /// sends right after (a conflict's retry) is caught by the new hold, however soon it
+    /// comes. Returns how many requests were waiting.
+    pub fn rehold(&self, hold: RequestHold) -> Result<usize, String> {
+        self.end(&hold.clone(), Some(hold))
+    }
+
+    /// End the hold `hold` names, replacing it with `then` (a hold of its own: the requests
+    /// the ended one caught wait for that one only).
+    fn end(&self, hold: &RequestHold, then: Option<RequestHold>) -> Result<usize, String> {
         let waiting = {
             let mut guard = self.holds.lock().expect("not poisoned");
-            let holds = &mut guard.1;
+            let (next, holds) = &mut *guard;
             let at = holds
                 .iter()
                 .position(|h| h.hold.same(hold))
                 .ok_or_else(|| format!("no hold of {hold} to release"))?;
-            holds.remove(at).waiting
+            let ended = holds.remove(at);
+            if let Some(hold) = then {
+                *next += 1;
+                holds.insert(
+                    at,
+                    Hold {
+                        id: *next,
+                        hold,
+                        waiting: 0,
+                        caught: 0,
+                    },
+                );
+            }
+            ended.waiting
         };
         self.released.send_modify(|n| *n += 1);
         Ok(waiting)
@@ -216,12 +243,13 @@ impl RequestHolds {
         );
         // Counted out when it goes on or its client gives up (the future is dropped).
         let _waiting = Waiting { holds: self, id };
+        // It waits for the hold that caught it, not for any later one of the same requests.
         loop {
             if released.changed().await.is_err() {
                 return;
             }
             let guard = self.holds.lock().expect("not poisoned");
-            if !guard.1.iter().any(|h| h.catches(target)) {
+            if !guard.1.iter().any(|h| h.id == id) {
                 return;
             }
         }
@@ -355,5 +383,53 @@ mod tests {
         };
         assert_eq!(holds.release(&release), Ok(1), "released by its name");
         third.await.unwrap();
+    }
+
+    /// A release that holds again lets what was caught go on and catches the next request
+    /// at once (after letting `after` through), under a hold of its own.
+    #[tokio::test]
+    async fn a_rehold_lets_the_caught_go_and_catches_the_next() {
+        let holds = std::sync::Arc::new(RequestHolds::default());
+        let pattern = RequestPattern {
+            verb: Verb::Update,
+            resource: Resource::ReplicaSetStatus,
+            name: Some("rs".into()),
+        };
+        let hold = RequestHold {
+            namespace: "ns".into(),
+            requests: model::RequestHold {
+                pattern: pattern.clone(),
+                after: 0,
+            },
+        };
+        holds.hold(hold.clone()).unwrap();
+        let put = target(
+            Method::PUT,
+            "/apis/apps/v1/namespaces/ns/replicasets/rs/status",
+        )
+        .unwrap();
+        let wait = |holds: std::sync::Arc<RequestHolds>, t: Target| {
+            tokio::spawn(async move { holds.pass(&t).await })
+        };
+        let first = wait(holds.clone(), put.clone());
+        while holds.status()[0].waiting == 0 {
+            tokio::task::yield_now().await;
+        }
+        let again = RequestHold {
+            requests: model::RequestHold { pattern, after: 1 },
+            ..hold.clone()
+        };
+        assert_eq!(holds.rehold(again), Ok(1));
+        first.await.unwrap();
+        assert_eq!(holds.status()[0].caught, 0, "a new hold");
+        holds.pass(&put).await;
+        let third = wait(holds.clone(), put);
+        while holds.status()[0].waiting == 0 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!third.is_finished());
+        assert_eq!(holds.release(&hold), Ok(1));
+        third.await.unwrap();
+        assert!(holds.rehold(hold).is_err(), "nothing left to hold again");
     }
 }

@@ -19,7 +19,8 @@
 //! server serves:
 //! - `PUT /rsmc-gate/hold/{pods|replicasets}`, `PUT /rsmc-gate/release/{pods|replicasets}`,
 //!   `PUT /rsmc-gate/release` (everything);
-//! - `PUT /rsmc-gate/requests/hold`, `PUT /rsmc-gate/requests/release` with a
+//! - `PUT /rsmc-gate/requests/hold`, `PUT /rsmc-gate/requests/release`,
+//!   `PUT /rsmc-gate/requests/rehold` (release and hold again at once) with a
 //!   [`RequestHold`] as JSON: the controller's requests in a namespace that a pattern catches
 //!   wait in the gate until released ([`held_requests`]);
 //! - `GET /rsmc-gate/status`: what is held, how many watches of each type are open (so a
@@ -234,7 +235,7 @@ async fn control(gate: &Gate, req: Request<Incoming>) -> Response<Body> {
     let (head, body) = req.into_parts();
     let path = head.uri.path()[CONTROL.len()..].trim_matches('/');
     let parts: Vec<&str> = path.split('/').collect();
-    if let (&Method::PUT, ["requests", action @ ("hold" | "release")]) =
+    if let (&Method::PUT, ["requests", action @ ("hold" | "release" | "rehold")]) =
         (&head.method, parts.as_slice())
     {
         return requests_control(gate, action, body).await;
@@ -282,7 +283,7 @@ async fn control(gate: &Gate, req: Request<Incoming>) -> Response<Body> {
     }
 }
 
-/// `PUT /rsmc-gate/requests/{hold|release}` with a [`RequestHold`].
+/// `PUT /rsmc-gate/requests/{hold|release|rehold}` with a [`RequestHold`].
 async fn requests_control(gate: &Gate, action: &str, body: Incoming) -> Response<Body> {
     let body = match body.collect().await {
         Ok(b) => b.to_bytes(),
@@ -302,6 +303,12 @@ async fn requests_control(gate: &Gate, action: &str, body: Incoming) -> Response
             .requests
             .hold(hold.clone())
             .map(|()| eprintln!("event gate: holding {hold}")),
+        "rehold" => gate.requests.rehold(hold.clone()).map(|waiting| {
+            eprintln!(
+                "event gate: releasing {hold} ({waiting} waiting) and holding them again after {}",
+                hold.requests.after
+            )
+        }),
         _ => gate
             .requests
             .release(&hold)
@@ -481,10 +488,16 @@ impl GateClient {
             .map(|_| ())
     }
 
-    /// Let the requests `hold` caught go on.
-    pub async fn release_requests(&self, hold: &RequestHold) -> Result<(), String> {
+    /// Let the requests `hold` caught go on; with `rehold`, hold the same requests again at
+    /// once, letting `hold`'s `after` through first.
+    pub async fn release_requests(&self, hold: &RequestHold, rehold: bool) -> Result<(), String> {
         let body = serde_json::to_vec(hold).expect("a hold serialises");
-        self.call_with(Method::PUT, "requests/release", body.into())
+        let action = if rehold {
+            "requests/rehold"
+        } else {
+            "requests/release"
+        };
+        self.call_with(Method::PUT, action, body.into())
             .await
             .map(|_| ())
     }

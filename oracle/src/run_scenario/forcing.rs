@@ -305,7 +305,22 @@ pub(super) fn forcing(
                 }
             }
         }
-        for (v, counted_from) in merged {
+        // A hold of requests that begins where the previous one is released is that
+        // release's re-arming (`thenHoldAfter`): on a cluster the sync's next request (a
+        // conflict's retry) follows the released one within milliseconds, before any step
+        // after the release could hold it.
+        let after = |v: &Interval, counted_from: usize| match &target {
+            Target::Requests(p) => v
+                .sent
+                .map_or(0, |sent| run.hold_after(p, counted_from, sent)),
+            Target::Events(..) => 0,
+        };
+        for (k, (v, counted_from)) in merged.iter().enumerate() {
+            let rearmed = k > 0 && merged[k - 1].0.to == v.from;
+            let rearms = merged
+                .get(k + 1)
+                .filter(|(next, _)| next.from == v.to)
+                .map(|(next, from)| after(next, *from));
             let (hold, release) = match &target {
                 Target::Events(to, kind) => (
                     StepKind::Hold {
@@ -320,18 +335,21 @@ pub(super) fn forcing(
                 Target::Requests(p) => (
                     StepKind::HoldRequests(RequestHold {
                         pattern: p.clone(),
-                        after: v
-                            .sent
-                            .map_or(0, |sent| run.hold_after(p, counted_from, sent)),
+                        after: after(v, *counted_from),
                     }),
-                    StepKind::ReleaseRequests(p.clone()),
+                    StepKind::ReleaseRequests {
+                        pattern: p.clone(),
+                        then_hold_after: rearms,
+                    },
                 ),
             };
-            out.inserts.push(Insert {
-                at: v.from,
-                rank: Rank::Hold,
-                kind: hold,
-            });
+            if !rearmed || matches!(target, Target::Events(..)) {
+                out.inserts.push(Insert {
+                    at: v.from,
+                    rank: Rank::Hold,
+                    kind: hold,
+                });
+            }
             out.inserts.push(Insert {
                 at: v.to,
                 rank: Rank::Release,

@@ -210,8 +210,12 @@ fn script_steps(kind: &StepKind) -> Vec<ScriptStep> {
             pattern: h.pattern.clone(),
             after: h.after,
         }),
-        StepKind::ReleaseRequests(pattern) => one(Action::ReleaseRequests {
+        StepKind::ReleaseRequests {
+            pattern,
+            then_hold_after,
+        } => one(Action::ReleaseRequests {
             pattern: pattern.clone(),
+            then_hold_after: *then_hold_after,
         }),
         StepKind::Await(until) => one(Action::Await {
             until: until.clone(),

@@ -30,8 +30,12 @@ impl Held {
             StepKind::HoldRequests(h) => {
                 self.requests.insert(h.pattern.clone());
             }
-            StepKind::ReleaseRequests(p) => {
-                self.requests.remove(p);
+            // A release that holds again leaves the requests held.
+            StepKind::ReleaseRequests {
+                pattern,
+                then_hold_after: None,
+            } => {
+                self.requests.remove(pattern);
             }
             _ => {}
         }

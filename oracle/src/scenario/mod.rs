@@ -307,7 +307,7 @@ impl Scenario {
         }
         if let Some((i, pattern)) = holds.requests.first() {
             return Some((
-                root.key("steps").index(*i).key("hold"),
+                root.key("steps").index(*i).key(self.steps[*i].kind.keyword()),
                 format!("the {pattern} requests held here are never released: the sync that sent one would wait for ever (add `release: {{requests: …}}` before the last settle)"),
             ));
         }
@@ -388,9 +388,15 @@ impl HoldsSoFar {
                 self.requests.push((i, h.pattern.clone()));
                 None
             }
-            StepKind::ReleaseRequests(p) => match held(&self.requests, p) {
+            StepKind::ReleaseRequests {
+                pattern: p,
+                then_hold_after,
+            } => match held(&self.requests, p) {
                 Some(at) => {
                     self.requests.remove(at);
+                    if then_hold_after.is_some() {
+                        self.requests.push((i, p.clone()));
+                    }
                     None
                 }
                 None => Some(format!(

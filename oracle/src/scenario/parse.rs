@@ -1,7 +1,7 @@
 //! Reading a scenario file: the format the module documentation describes, with an error at
 //! the line of every mistake.
 
-use super::step::{resource_name, Apply, ApplySource, Step, StepKind};
+use super::step::{resource_name, Apply, ApplySource, Step, StepKind, THEN_HOLD_AFTER};
 use super::{Bounds, Scenario};
 use crate::manifest::{self, Manifest, Object, Validation};
 use crate::yaml::{self, describe, Document, Error, FieldPath, Fields, Seg};
@@ -104,16 +104,19 @@ const KINDS: &[(&str, &str, Reader)] = &[
         |c, p| match held_thing(c, p, true)? {
             Held::Requests(pattern, after) => Ok(StepKind::HoldRequests(RequestHold {
                 pattern,
-                after,
+                after: after.unwrap_or(0),
             })),
             Held::Events { kind, to } => Ok(StepKind::Hold { kind, to }),
         },
     ),
     (
         "release",
-        "release: replicasets | pods | {garbage-collector: RESOURCE} | {requests: {verb: VERB, resource: RESOURCE, name: NAME}} (as held)",
+        "release: replicasets | pods | {garbage-collector: RESOURCE} | {requests: {verb: VERB, resource: RESOURCE, name: NAME} (as held), thenHoldAfter: N}",
         |c, p| match held_thing(c, p, false)? {
-            Held::Requests(pattern, _) => Ok(StepKind::ReleaseRequests(pattern)),
+            Held::Requests(pattern, then_hold_after) => Ok(StepKind::ReleaseRequests {
+                pattern,
+                then_hold_after,
+            }),
             Held::Events { kind, to } => Ok(StepKind::Release { kind, to }),
         },
     ),
@@ -638,8 +641,9 @@ enum Held {
         kind: Kind,
         to: Recipient,
     },
-    /// Requests, and how many of them a hold lets through first.
-    Requests(RequestPattern, u8),
+    /// Requests, and how many of them a hold lets through first (or a release, before it
+    /// holds them again).
+    Requests(RequestPattern, Option<u8>),
 }
 
 /// A hold's or release's argument: a resource (the ReplicaSet controller's watch events),
@@ -654,8 +658,10 @@ fn held_thing(ctx: &Ctx, path: &FieldPath, hold: bool) -> Result<Held, Error> {
     }
     let mut f = arguments(ctx, path)?;
     let held = if f.has("requests") {
-        let after = if hold { f.optional("after")? } else { None };
-        Held::Requests(f.required("requests")?, after.unwrap_or(0))
+        // A hold may let some through first; a release may hold the same requests again
+        // at once.
+        let after = f.optional(if hold { "after" } else { THEN_HOLD_AFTER })?;
+        Held::Requests(f.required("requests")?, after)
     } else if f.has("garbage-collector") {
         Held::Events {
             kind: resource(ctx, &path.key("garbage-collector"))?,

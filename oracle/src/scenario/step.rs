@@ -8,6 +8,9 @@ use rsmc_spec::object::render_labels_compact;
 use std::fmt;
 use std::path::PathBuf;
 
+/// The field of a `release` of requests that holds them again at once.
+pub const THEN_HOLD_AFTER: &str = "thenHoldAfter";
+
 /// One step of a scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
@@ -61,8 +64,13 @@ pub enum StepKind {
     /// The ReplicaSet controller's requests the pattern catches stop at the runner's gate:
     /// the sync has decided and sent them; they land on `release`.
     HoldRequests(RequestHold),
-    /// The held requests go on to the API server.
-    ReleaseRequests(RequestPattern),
+    /// The held requests go on to the API server; with `then_hold_after`, the same
+    /// requests are held again at once, after letting that many through (the released ones
+    /// are not caught again).
+    ReleaseRequests {
+        pattern: RequestPattern,
+        then_hold_after: Option<u8>,
+    },
     /// Wait until a held request has reached the gate, or an object is gone.
     Await(Awaited),
     /// Wait until nothing in the cluster moves; where observations are compared.
@@ -159,7 +167,7 @@ impl StepKind {
                 | StepKind::Hold { .. }
                 | StepKind::Release { .. }
                 | StepKind::HoldRequests(_)
-                | StepKind::ReleaseRequests(_)
+                | StepKind::ReleaseRequests { .. }
         )
     }
 
@@ -186,7 +194,7 @@ impl StepKind {
             StepKind::StartSecondLeader => "startSecondLeader",
             StepKind::StopFirstLeader => "stopFirstLeader",
             StepKind::Hold { .. } | StepKind::HoldRequests(_) => "hold",
-            StepKind::Release { .. } | StepKind::ReleaseRequests(_) => "release",
+            StepKind::Release { .. } | StepKind::ReleaseRequests { .. } => "release",
             StepKind::Await(_) => "await",
             StepKind::Settle => "settle",
         }
@@ -309,9 +317,19 @@ impl fmt::Display for StepKind {
                 f,
                 "fault: the replicaset-controller's {pattern} requests are held at the gate after the next {after}"
             ),
-            StepKind::ReleaseRequests(pattern) => write!(
+            StepKind::ReleaseRequests {
+                pattern,
+                then_hold_after: None,
+            } => write!(
                 f,
                 "fault: the held {pattern} requests of the replicaset-controller go on"
+            ),
+            StepKind::ReleaseRequests {
+                pattern,
+                then_hold_after: Some(after),
+            } => write!(
+                f,
+                "fault: the held {pattern} requests of the replicaset-controller go on, and the next after {after} are held again"
             ),
             StepKind::Await(until) => write!(f, "await: {until}"),
             StepKind::Settle => f.write_str("settle"),

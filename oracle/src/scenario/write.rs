@@ -1,7 +1,7 @@
 //! Writing scenarios: as YAML files that [`super::load`] reads back, and from the environment
 //! moves of a model run.
 
-use super::step::{resource_name, Apply, ApplySource, Step, StepKind};
+use super::step::{resource_name, Apply, ApplySource, Step, StepKind, THEN_HOLD_AFTER};
 use super::{Bounds, Scenario};
 use crate::manifest::Object;
 use crate::yaml::emit;
@@ -182,7 +182,14 @@ fn kind_value(kind: &StepKind) -> Value {
             Recipient::GarbageCollector => json!({ "garbage-collector": resource_name(*kind) }),
         },
         StepKind::HoldRequests(RequestHold { pattern, after: 0 })
-        | StepKind::ReleaseRequests(pattern) => json!({ "requests": pattern }),
+        | StepKind::ReleaseRequests {
+            pattern,
+            then_hold_after: None,
+        } => json!({ "requests": pattern }),
+        StepKind::ReleaseRequests {
+            pattern,
+            then_hold_after: Some(after),
+        } => json!({ "requests": pattern, THEN_HOLD_AFTER: after }),
         StepKind::HoldRequests(RequestHold { pattern, after }) => {
             json!({ "requests": pattern, "after": after })
         }
@@ -319,7 +326,13 @@ impl Step {
                 pattern: pattern.clone(),
                 after: *after,
             }),
-            Action::ReleaseRequests { pattern } => StepKind::ReleaseRequests(pattern.clone()),
+            Action::ReleaseRequests {
+                pattern,
+                then_hold_after,
+            } => StepKind::ReleaseRequests {
+                pattern: pattern.clone(),
+                then_hold_after: *then_hold_after,
+            },
             Action::Await { until } => StepKind::Await(until.clone()),
             Action::Settle => StepKind::Settle,
             Action::ListPods

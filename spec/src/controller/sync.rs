@@ -103,6 +103,11 @@ pub struct SyncTask {
     /// ([`crate::model::Action::HoldRequests`]). Never set in a free model check.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub parked: bool,
+    /// The hold that caught its parked request was released: the request goes on even if
+    /// the same requests are held again before it has landed (as on the gate, where a
+    /// request waits for the hold that caught it, not for a later one).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub released: bool,
 }
 
 /// What a sync needs next from its executor.
@@ -171,6 +176,7 @@ pub fn begin(
         needs_sync,
         claimed,
         parked: false,
+        released: false,
         phase: Phase::Claim {
             fixed: usize::from(ops.len() == 1),
             ops,

@@ -142,9 +142,15 @@ pub enum Action {
         #[serde(default, skip_serializing_if = "is_zero")]
         after: u8,
     },
-    /// The held requests `pattern` caught go on to the API server.
+    /// The held requests `pattern` caught go on to the API server. With `then_hold_after`,
+    /// the same requests are held again at once (letting that many through first): the
+    /// released ones are not caught again, but a request their sync sends right after
+    /// (a conflict's retry, milliseconds later on a cluster) is — no step between a release
+    /// and a new hold could come in time.
     ReleaseRequests {
         pattern: RequestPattern,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        then_hold_after: Option<u8>,
     },
     /// The script waits until another actor has done something ([`Awaited`]).
     Await {
@@ -329,9 +335,19 @@ impl fmt::Display for Action {
                 f,
                 "fault: the replicaset-controller's {pattern} requests are held at the gate after the next {after}"
             ),
-            Action::ReleaseRequests { pattern } => write!(
+            Action::ReleaseRequests {
+                pattern,
+                then_hold_after: None,
+            } => write!(
                 f,
                 "fault: the held {pattern} requests of the replicaset-controller go on"
+            ),
+            Action::ReleaseRequests {
+                pattern,
+                then_hold_after: Some(after),
+            } => write!(
+                f,
+                "fault: the held {pattern} requests of the replicaset-controller go on, and the next after {after} are held again"
             ),
             Action::Await { until } => write!(f, "await: {until}"),
             Action::ListPods => f.write_str("user: lists the pods the next step acts on"),

@@ -234,8 +234,9 @@ impl RsModel {
                 let worker = w as u8;
                 let pending = self.pending(s, c, task);
                 // A request the script holds: the sync sends it (a step of its own, which
-                // writes nothing), and then it waits for its release.
-                if held(&s.script.requests, &pending) {
+                // writes nothing), and then it waits for its release (a released one goes on
+                // even when the same requests are held again).
+                if !task.released && held(&s.script.requests, &pending) {
                     if !task.parked {
                         out.push(Action::SyncStep { controller, worker });
                     }
@@ -296,7 +297,7 @@ impl RsModel {
                 c.workers
                     .iter()
                     .flatten()
-                    .any(|t| t.parked && caught_by(pattern, &self.pending(s, c, t)))
+                    .any(|t| t.parked && !t.released && caught_by(pattern, &self.pending(s, c, t)))
             }),
             Awaited::Gone { kind, name } => match kind {
                 Kind::ReplicaSet => !s.api.replicasets.contains_key(name),

@@ -5,7 +5,9 @@ use super::properties as prop;
 use super::script::{Script, ScriptStep};
 use super::state::{ControllerState, Positions, State};
 use super::RsModel;
-use crate::api::{ApiError, DeleteOptions, Kind, Propagation, Reason, Request, Response};
+use crate::api::{
+    ApiError, DeleteOptions, Kind, Propagation, Reason, Request, RequestPattern, Response,
+};
 use crate::controller::{begin, Begin, Handlers, Pending, SyncTask, SyncView};
 use crate::gc;
 use crate::object::{Pod, PodPhase, ReplicaSet, Rv};
@@ -82,7 +84,16 @@ impl RsModel {
         match action {
             Action::HoldEvents { kind, to } => n.script.held_from_mut(*to).set(*kind, true),
             Action::HoldRequests { pattern, after } => n.script.hold_requests(pattern, *after),
-            Action::ReleaseRequests { pattern } => n.script.release_requests(pattern),
+            Action::ReleaseRequests {
+                pattern,
+                then_hold_after,
+            } => {
+                self.release_parked(n, pattern);
+                n.script.release_requests(pattern);
+                if let Some(after) = then_hold_after {
+                    n.script.hold_requests(pattern, *after);
+                }
+            }
             Action::Await { .. } => {}
             Action::ReleaseEvents { kind, to } => {
                 n.script.held_from_mut(*to).set(*kind, false);
@@ -412,6 +423,29 @@ impl RsModel {
         task.advance(&view, &mut exp)
     }
 
+    /// The requests `pattern` caught are released: each sync parked on one may go on,
+    /// whatever is held after.
+    fn release_parked(&self, n: &mut State, pattern: &RequestPattern) {
+        let s: &State = n;
+        let released: Vec<(usize, usize)> = s
+            .controllers
+            .iter()
+            .enumerate()
+            .flat_map(|(ci, c)| {
+                c.workers.iter().enumerate().filter_map(move |(wi, t)| {
+                    let t = t.as_ref()?;
+                    (t.parked && super::enabled::caught_by(pattern, &self.pending(s, c, t)))
+                        .then_some((ci, wi))
+                })
+            })
+            .collect();
+        for (ci, wi) in released {
+            if let Some(t) = n.controllers[ci].workers[wi].as_mut() {
+                t.released = true;
+            }
+        }
+    }
+
     /// Perform the request the sync in slot `wi` waits for, record the outcome, and finish
     /// the sync if nothing else remains. `rejected` makes a pod create fail as an exceeded
     /// quota would.
@@ -427,6 +461,7 @@ impl RsModel {
             // Its internal steps ran when it was sent, with the expectations they set: run
             // them again on a copy, to have the request back.
             task.parked = false;
+            task.released = false;
             task.advance(&view, &mut exp.clone())
         } else {
             let mut ahead = task.clone();
