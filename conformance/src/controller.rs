@@ -48,8 +48,45 @@ pub struct Controllers {
     /// External instances: [first, second].
     external: [Option<Supervised>; 2],
     starts: usize,
-    /// With a moved clock: the offset file and the seconds written into it so far.
-    clock: Option<(PathBuf, u64)>,
+    /// The external controller's clock, when it is moved rather than waited for.
+    clock: Option<MovedClock>,
+}
+
+/// The clock offset file of an external controller, and the seconds it holds.
+struct MovedClock {
+    file: PathBuf,
+    seconds: u64,
+}
+
+impl MovedClock {
+    /// A clock that reads the machine's time, in `dir`.
+    fn new(dir: &Path) -> Result<MovedClock, String> {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        let clock = MovedClock {
+            file: dir.join("clock-offset"),
+            seconds: 0,
+        };
+        clock.write()?;
+        Ok(clock)
+    }
+
+    fn move_on(&mut self, by: Duration) -> Result<(), String> {
+        self.seconds += by.as_secs();
+        self.write()
+    }
+
+    /// Writes the offset atomically: the controller may read it at any moment.
+    fn write(&self) -> Result<(), String> {
+        let new = self.file.with_extension("new");
+        std::fs::write(&new, format!("{}\n", self.seconds))
+            .and_then(|()| std::fs::rename(&new, &self.file))
+            .map_err(|e| {
+                format!(
+                    "cannot move the controller's clock ({}): {e}",
+                    self.file.display()
+                )
+            })
+    }
 }
 
 /// A controller step the runner cannot force here, and why.
@@ -86,6 +123,12 @@ impl Controllers {
             Some(local) => local.controller_kubeconfig(),
             None => kubeconfig.to_path_buf(),
         };
+        let clock = match &implementation {
+            Implementation::External {
+                moved_clock: true, ..
+            } => Some(MovedClock::new(log_dir)?),
+            _ => None,
+        };
         let mut c = Controllers {
             implementation,
             local,
@@ -93,17 +136,8 @@ impl Controllers {
             log_dir: log_dir.to_path_buf(),
             external: [None, None],
             starts: 0,
-            clock: None,
+            clock,
         };
-        if let Implementation::External {
-            moved_clock: true, ..
-        } = &c.implementation
-        {
-            let file = c.log_dir.join("clock-offset");
-            std::fs::create_dir_all(&c.log_dir).map_err(|e| e.to_string())?;
-            write_offset(&file, 0)?;
-            c.clock = Some((file, 0));
-        }
         if matches!(c.implementation, Implementation::External { .. }) {
             c.external[0] = Some(c.spawn_external()?);
         }
@@ -125,8 +159,11 @@ impl Controllers {
             "KUBECONFIG".to_string(),
             self.kubeconfig.display().to_string(),
         )];
-        if let Some((file, _)) = &self.clock {
-            env.push((OFFSET_FILE_ENV.to_string(), file.display().to_string()));
+        if let Some(clock) = &self.clock {
+            env.push((
+                OFFSET_FILE_ENV.to_string(),
+                clock.file.display().to_string(),
+            ));
         }
         let process =
             spawn_shell_logged("controller", command, &env, &log).map_err(|e| e.to_string())?;
@@ -173,9 +210,7 @@ impl Controllers {
     /// Move the controller's clock on by `by` (the expectations expire at its next sync);
     /// `None` when its clock is the machine's, so the time must be waited out.
     pub fn move_clock(&mut self, by: Duration) -> Option<Result<(), String>> {
-        let (file, seconds) = self.clock.as_mut()?;
-        *seconds += by.as_secs();
-        Some(write_offset(file, *seconds))
+        self.clock.as_mut().map(|clock| clock.move_on(by))
     }
 
     /// The controller crashes and restarts (`restartController`).
@@ -263,18 +298,6 @@ impl Controllers {
 
 /// Write the clock offset whole (a new file renamed over the old), so that the controller
 /// never reads half a number.
-fn write_offset(file: &Path, seconds: u64) -> Result<(), String> {
-    let new = file.with_extension("new");
-    std::fs::write(&new, format!("{seconds}\n"))
-        .and_then(|()| std::fs::rename(&new, file))
-        .map_err(|e| {
-            format!(
-                "cannot move the controller's clock ({}): {e}",
-                file.display()
-            )
-        })
-}
-
 fn tail(log: &Path) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();

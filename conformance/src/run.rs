@@ -3,7 +3,7 @@
 
 use crate::await_step;
 use crate::controller::Controllers;
-use crate::event_gate::{GateClient, RequestHold};
+use crate::event_gate::{GateClient, RequestHold, RequestsCall};
 use crate::fault_mark;
 use crate::kubectl::{kubectl, normalise_describe, normalise_table};
 use crate::kubelet;
@@ -492,8 +492,8 @@ async fn take_steps(
                     continue;
                 };
                 // A release that holds again names the new hold (its `after`).
-                let (hold, release) = match &step.kind {
-                    StepKind::HoldRequests(h) => (hold_in(h), None),
+                let (hold, call) = match &step.kind {
+                    StepKind::HoldRequests(h) => (hold_in(h), RequestsCall::Hold),
                     StepKind::ReleaseRequests {
                         pattern,
                         then_hold_after,
@@ -502,22 +502,24 @@ async fn take_steps(
                             pattern: pattern.clone(),
                             after: then_hold_after.unwrap_or(0),
                         }),
-                        Some(then_hold_after.is_some()),
+                        if then_hold_after.is_some() {
+                            RequestsCall::Rehold
+                        } else {
+                            RequestsCall::Release
+                        },
                     ),
                     _ => unreachable!("a hold or release of requests"),
                 };
-                if release.is_some() {
+                if call != RequestsCall::Hold {
                     // As for events: what the other actors do meanwhile has happened first.
                     quiet(recorder, target.policy).await;
                 }
                 fault_mark::leave(client, &ns, index, step)
                     .await
                     .map_err(|e| broken(format!("{label}: {e}")))?;
-                match release {
-                    None => gate.hold_requests(&hold).await,
-                    Some(rehold) => gate.release_requests(&hold, rehold).await,
-                }
-                .map_err(|e| broken(format!("{label}: {e}")))?;
+                gate.requests(call, &hold)
+                    .await
+                    .map_err(|e| broken(format!("{label}: {e}")))?;
             }
             StepKind::Await(Awaited::Held(pattern)) => {
                 let Some(gate) = &target.gate else {

@@ -2,6 +2,7 @@
 //! for quiescence, and pod steps act on a selection in any order.
 
 use rsmc_spec::config::Config;
+use rsmc_spec::controller::AtGate;
 use rsmc_spec::model::{
     Action, PodAction, PodSelection, PodSet, RsModel, Script, ScriptStep, State,
 };
@@ -284,7 +285,11 @@ fn held_creations(replicas: i32, after: u8) {
                 "only the creations let through have landed"
             );
             assert_eq!(expected(&s), Some(1), "sent: its creation is expected");
-            assert!(s.controllers[0].workers.iter().flatten().all(|t| t.parked));
+            assert!(s.controllers[0]
+                .workers
+                .iter()
+                .flatten()
+                .all(|t| t.at_gate == AtGate::Held));
         }
         if s.script.step == 6 {
             ended += 1;

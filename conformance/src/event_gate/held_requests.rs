@@ -275,6 +275,7 @@ impl Drop for Waiting<'_> {
 mod tests {
     use super::*;
     use rsmc_spec::api::RequestPattern;
+    use std::sync::Arc;
 
     fn target(method: Method, uri: &str) -> Option<Target> {
         target_of(&method, &uri.parse().unwrap())
@@ -305,18 +306,39 @@ mod tests {
         assert!(target(Method::DELETE, "/api/v1/namespaces/ns/configmaps/c").is_none());
     }
 
+    /// A hold in namespace `ns`.
+    fn hold_of(verb: Verb, resource: Resource, name: Option<&str>, after: u8) -> RequestHold {
+        RequestHold {
+            namespace: "ns".into(),
+            requests: model::RequestHold {
+                pattern: RequestPattern {
+                    verb,
+                    resource,
+                    name: name.map(String::from),
+                },
+                after,
+            },
+        }
+    }
+
+    /// Sends `t` through the first hold, which must catch it: returns once it waits there.
+    async fn caught(holds: &Arc<RequestHolds>, t: Target) -> tokio::task::JoinHandle<()> {
+        let before = holds.status()[0].waiting;
+        let waiting = {
+            let holds = holds.clone();
+            tokio::spawn(async move { holds.pass(&t).await })
+        };
+        while holds.status()[0].waiting == before {
+            tokio::task::yield_now().await;
+        }
+        assert!(!waiting.is_finished());
+        waiting
+    }
+
     #[tokio::test]
     async fn a_held_request_waits_for_its_release_and_others_pass() {
-        let holds = std::sync::Arc::new(RequestHolds::default());
-        let pattern = RequestPattern {
-            verb: Verb::Patch,
-            resource: Resource::Pods,
-            name: None,
-        };
-        let hold = RequestHold {
-            namespace: "ns".into(),
-            requests: model::RequestHold { pattern, after: 0 },
-        };
+        let holds = Arc::new(RequestHolds::default());
+        let hold = hold_of(Verb::Patch, Resource::Pods, None, 0);
         holds.hold(hold.clone()).unwrap();
         assert!(holds.hold(hold.clone()).is_err(), "held twice");
         // Another namespace's, another verb's: not held.
@@ -325,14 +347,7 @@ mod tests {
         let delete = target(Method::DELETE, "/api/v1/namespaces/ns/pods/p").unwrap();
         holds.pass(&delete).await;
         let patch = target(Method::PATCH, "/api/v1/namespaces/ns/pods/p").unwrap();
-        let waiting = {
-            let holds = holds.clone();
-            tokio::spawn(async move { holds.pass(&patch).await })
-        };
-        while holds.status()[0].waiting == 0 {
-            tokio::task::yield_now().await;
-        }
-        assert!(!waiting.is_finished());
+        let waiting = caught(&holds, patch).await;
         assert_eq!(holds.release(&hold), Ok(1));
         waiting.await.unwrap();
         assert!(holds.status().is_empty());
@@ -343,18 +358,8 @@ mod tests {
     /// third; a request it does not match is not counted.
     #[tokio::test]
     async fn a_hold_lets_the_first_requests_through() {
-        let holds = std::sync::Arc::new(RequestHolds::default());
-        let hold = RequestHold {
-            namespace: "ns".into(),
-            requests: model::RequestHold {
-                pattern: RequestPattern {
-                    verb: Verb::Create,
-                    resource: Resource::Pods,
-                    name: None,
-                },
-                after: 2,
-            },
-        };
+        let holds = Arc::new(RequestHolds::default());
+        let hold = hold_of(Verb::Create, Resource::Pods, None, 2);
         holds.hold(hold.clone()).unwrap();
         let create = target(Method::POST, "/api/v1/namespaces/ns/pods").unwrap();
         let other = target(Method::DELETE, "/api/v1/namespaces/ns/pods/p").unwrap();
@@ -366,21 +371,9 @@ mod tests {
             "one more goes through"
         );
         holds.pass(&create).await;
-        let third = {
-            let holds = holds.clone();
-            tokio::spawn(async move { holds.pass(&create).await })
-        };
-        while holds.status()[0].waiting == 0 {
-            tokio::task::yield_now().await;
-        }
+        let third = caught(&holds, create).await;
         assert_eq!(holds.status()[0].caught, 1);
-        let release = RequestHold {
-            requests: model::RequestHold {
-                after: 0,
-                ..hold.requests.clone()
-            },
-            ..hold
-        };
+        let release = hold_of(Verb::Create, Resource::Pods, None, 0);
         assert_eq!(holds.release(&release), Ok(1), "released by its name");
         third.await.unwrap();
     }
@@ -389,45 +382,21 @@ mod tests {
     /// at once (after letting `after` through), under a hold of its own.
     #[tokio::test]
     async fn a_rehold_lets_the_caught_go_and_catches_the_next() {
-        let holds = std::sync::Arc::new(RequestHolds::default());
-        let pattern = RequestPattern {
-            verb: Verb::Update,
-            resource: Resource::ReplicaSetStatus,
-            name: Some("rs".into()),
-        };
-        let hold = RequestHold {
-            namespace: "ns".into(),
-            requests: model::RequestHold {
-                pattern: pattern.clone(),
-                after: 0,
-            },
-        };
+        let holds = Arc::new(RequestHolds::default());
+        let status = |after| hold_of(Verb::Update, Resource::ReplicaSetStatus, Some("rs"), after);
+        let hold = status(0);
         holds.hold(hold.clone()).unwrap();
         let put = target(
             Method::PUT,
             "/apis/apps/v1/namespaces/ns/replicasets/rs/status",
         )
         .unwrap();
-        let wait = |holds: std::sync::Arc<RequestHolds>, t: Target| {
-            tokio::spawn(async move { holds.pass(&t).await })
-        };
-        let first = wait(holds.clone(), put.clone());
-        while holds.status()[0].waiting == 0 {
-            tokio::task::yield_now().await;
-        }
-        let again = RequestHold {
-            requests: model::RequestHold { pattern, after: 1 },
-            ..hold.clone()
-        };
-        assert_eq!(holds.rehold(again), Ok(1));
+        let first = caught(&holds, put.clone()).await;
+        assert_eq!(holds.rehold(status(1)), Ok(1));
         first.await.unwrap();
         assert_eq!(holds.status()[0].caught, 0, "a new hold");
         holds.pass(&put).await;
-        let third = wait(holds.clone(), put);
-        while holds.status()[0].waiting == 0 {
-            tokio::task::yield_now().await;
-        }
-        assert!(!third.is_finished());
+        let third = caught(&holds, put).await;
         assert_eq!(holds.release(&hold), Ok(1));
         third.await.unwrap();
         assert!(holds.rehold(hold).is_err(), "nothing left to hold again");

@@ -235,10 +235,10 @@ async fn control(gate: &Gate, req: Request<Incoming>) -> Response<Body> {
     let (head, body) = req.into_parts();
     let path = head.uri.path()[CONTROL.len()..].trim_matches('/');
     let parts: Vec<&str> = path.split('/').collect();
-    if let (&Method::PUT, ["requests", action @ ("hold" | "release" | "rehold")]) =
-        (&head.method, parts.as_slice())
-    {
-        return requests_control(gate, action, body).await;
+    if let (&Method::PUT, ["requests", name]) = (&head.method, parts.as_slice()) {
+        if let Some(call) = RequestsCall::named(name) {
+            return requests_control(gate, call, body).await;
+        }
     }
     let req = Request::from_parts(head.clone(), ());
     let kind = |name: &str| KINDS.into_iter().find(|k| resource_name(*k) == name);
@@ -277,14 +277,47 @@ async fn control(gate: &Gate, req: Request<Incoming>) -> Response<Body> {
         _ => text(
             StatusCode::NOT_FOUND,
             format!(
-                "the event gate serves GET {CONTROL}/status, PUT {CONTROL}/hold/TYPE, PUT {CONTROL}/release/TYPE, PUT {CONTROL}/release (TYPE: pods or replicasets), and PUT {CONTROL}/requests/hold and PUT {CONTROL}/requests/release with a hold as JSON"
+                "the event gate serves GET {CONTROL}/status, PUT {CONTROL}/hold/TYPE, PUT {CONTROL}/release/TYPE, PUT {CONTROL}/release (TYPE: pods or replicasets), and PUT {CONTROL}/requests/hold, …/requests/release and …/requests/rehold with a hold as JSON"
             ),
         ),
     }
 }
 
+/// What a `PUT /rsmc-gate/requests/{hold|release|rehold}` does with the hold it carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestsCall {
+    /// Hold the requests it catches.
+    Hold,
+    /// Let the requests it caught go on.
+    Release,
+    /// Let the requests it caught go on and hold the same requests again at once, letting
+    /// its `after` through first.
+    Rehold,
+}
+
+impl RequestsCall {
+    const ALL: [RequestsCall; 3] = [
+        RequestsCall::Hold,
+        RequestsCall::Release,
+        RequestsCall::Rehold,
+    ];
+
+    /// The last segment of its path.
+    fn name(self) -> &'static str {
+        match self {
+            RequestsCall::Hold => "hold",
+            RequestsCall::Release => "release",
+            RequestsCall::Rehold => "rehold",
+        }
+    }
+
+    fn named(name: &str) -> Option<RequestsCall> {
+        RequestsCall::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
 /// `PUT /rsmc-gate/requests/{hold|release|rehold}` with a [`RequestHold`].
-async fn requests_control(gate: &Gate, action: &str, body: Incoming) -> Response<Body> {
+async fn requests_control(gate: &Gate, call: RequestsCall, body: Incoming) -> Response<Body> {
     let body = match body.collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => return text(StatusCode::BAD_REQUEST, e.to_string()),
@@ -298,18 +331,18 @@ async fn requests_control(gate: &Gate, action: &str, body: Incoming) -> Response
             )
         }
     };
-    let result = match action {
-        "hold" => gate
+    let result = match call {
+        RequestsCall::Hold => gate
             .requests
             .hold(hold.clone())
             .map(|()| eprintln!("event gate: holding {hold}")),
-        "rehold" => gate.requests.rehold(hold.clone()).map(|waiting| {
+        RequestsCall::Rehold => gate.requests.rehold(hold.clone()).map(|waiting| {
             eprintln!(
                 "event gate: releasing {hold} ({waiting} waiting) and holding them again after {}",
                 hold.requests.after
             )
         }),
-        _ => gate
+        RequestsCall::Release => gate
             .requests
             .release(&hold)
             .map(|waiting| eprintln!("event gate: releasing {hold} ({waiting} waiting)")),
@@ -480,24 +513,12 @@ impl GateClient {
         self.call(Method::PUT, "release").await.map(|_| ())
     }
 
-    /// Hold the controller's requests `hold` catches.
-    pub async fn hold_requests(&self, hold: &RequestHold) -> Result<(), String> {
+    /// Hold, release or release and hold again (`call`) the controller's requests `hold`
+    /// catches.
+    pub async fn requests(&self, call: RequestsCall, hold: &RequestHold) -> Result<(), String> {
         let body = serde_json::to_vec(hold).expect("a hold serialises");
-        self.call_with(Method::PUT, "requests/hold", body.into())
-            .await
-            .map(|_| ())
-    }
-
-    /// Let the requests `hold` caught go on; with `rehold`, hold the same requests again at
-    /// once, letting `hold`'s `after` through first.
-    pub async fn release_requests(&self, hold: &RequestHold, rehold: bool) -> Result<(), String> {
-        let body = serde_json::to_vec(hold).expect("a hold serialises");
-        let action = if rehold {
-            "requests/rehold"
-        } else {
-            "requests/release"
-        };
-        self.call_with(Method::PUT, action, body.into())
+        let path = format!("requests/{}", call.name());
+        self.call_with(Method::PUT, &path, body.into())
             .await
             .map(|_| ())
     }

@@ -1,44 +1,92 @@
 //! What a scenario's steps hold at the gates so far, followed step by step: the watch
 //! events held from each recipient and the controller's requests held.
 //!
-//! The import reads it to know where a quiet gap may be a settle point (nothing held), and
+//! Validation reads it to check that a release names something held, a hold something
+//! not yet held, an await of a held request a request held, and that every hold of requests
+//! is released. The import reads it to know where a quiet gap may be a settle point (nothing held), and
 //! the runner to know which ReplicaSets' status may lag at a settle point because the runner
 //! itself keeps the controller from writing it.
 
-use super::StepKind;
+use super::{resource_name, StepKind};
 use rsmc_spec::api::pattern::{Resource, Verb};
 use rsmc_spec::api::{Kind, RequestPattern};
-use rsmc_spec::model::Recipient;
+use rsmc_spec::model::{Awaited, Recipient};
 use std::collections::BTreeSet;
 
 #[derive(Clone, Debug, Default)]
 pub struct Held {
     events: BTreeSet<(Recipient, Kind)>,
-    requests: BTreeSet<RequestPattern>,
+    /// The request holds, with the index of the step that made each.
+    requests: Vec<(usize, RequestPattern)>,
 }
 
 impl Held {
-    /// Take one step into account.
+    /// Take one step of an already valid scenario into account.
     pub fn follow(&mut self, step: &StepKind) {
-        match step {
-            StepKind::Hold { kind, to } => {
-                self.events.insert((*to, *kind));
-            }
-            StepKind::Release { kind, to } => {
-                self.events.remove(&(*to, *kind));
-            }
+        // A valid scenario's steps are all accepted; the index matters only to errors.
+        let _ = self.step(0, step);
+    }
+
+    /// Take step `i` into account, or say what is wrong with it (and change nothing).
+    pub fn step(&mut self, i: usize, kind: &StepKind) -> Result<(), String> {
+        match kind {
+            StepKind::Hold { kind, to } if !self.events.insert((*to, *kind)) => Err(format!(
+                "{} watch events are already held from the {to} by an earlier step",
+                resource_name(*kind)
+            )),
+            StepKind::Release { kind, to } if !self.events.remove(&(*to, *kind)) => Err(format!(
+                "nothing to release: no earlier step holds {} watch events from the {to}",
+                resource_name(*kind)
+            )),
+            StepKind::HoldRequests(h) if self.holding(&h.pattern).is_some() => Err(format!(
+                "{} requests are already held by an earlier step",
+                h.pattern
+            )),
             StepKind::HoldRequests(h) => {
-                self.requests.insert(h.pattern.clone());
+                self.requests.push((i, h.pattern.clone()));
+                Ok(())
             }
-            // A release that holds again leaves the requests held.
+            // A release that holds again leaves the requests held, by its own step.
             StepKind::ReleaseRequests {
                 pattern,
-                then_hold_after: None,
-            } => {
-                self.requests.remove(pattern);
-            }
-            _ => {}
+                then_hold_after,
+            } => match self.holding(pattern) {
+                Some(at) => {
+                    self.requests.remove(at);
+                    if then_hold_after.is_some() {
+                        self.requests.push((i, pattern.clone()));
+                    }
+                    Ok(())
+                }
+                None => Err(format!(
+                    "nothing to release: no earlier step holds {pattern} requests (held: {})",
+                    self.held_requests()
+                )),
+            },
+            StepKind::Await(Awaited::Held(p)) if self.holding(p).is_none() => Err(format!(
+                "no earlier step holds {p} requests, so none can be held (held: {})",
+                self.held_requests()
+            )),
+            _ => Ok(()),
         }
+    }
+
+    /// Where `pattern`'s hold is in [`Held::requests`].
+    fn holding(&self, pattern: &RequestPattern) -> Option<usize> {
+        self.requests.iter().position(|(_, p)| p == pattern)
+    }
+
+    fn held_requests(&self) -> String {
+        if self.requests.is_empty() {
+            return "none".into();
+        }
+        let held: Vec<String> = self.requests.iter().map(|(_, p)| p.to_string()).collect();
+        held.join(", ")
+    }
+
+    /// The first hold of requests still held, and the index of the step that made it.
+    pub fn first_request_hold(&self) -> Option<&(usize, RequestPattern)> {
+        self.requests.first()
     }
 
     /// Whether nothing is held: a quiet gap may be a settle point.
@@ -57,6 +105,6 @@ impl Held {
             || self
                 .requests
                 .iter()
-                .any(|p| p.matches(Verb::Update, Resource::ReplicaSetStatus, Some(replicaset)))
+                .any(|(_, p)| p.matches(Verb::Update, Resource::ReplicaSetStatus, Some(replicaset)))
     }
 }

@@ -128,9 +128,8 @@ pub use write::from_actions;
 use crate::manifest::Object;
 use crate::yaml::{cannot_read, FieldPath, Seg};
 use rsmc_spec::api::names::is_dns1123_subdomain;
-use rsmc_spec::api::{Kind, RequestPattern};
 use rsmc_spec::gates::FeatureGates;
-use rsmc_spec::model::{Awaited, PodAction, PodSet, Recipient, Watcher};
+use rsmc_spec::model::{PodAction, PodSet, Watcher};
 use rsmc_spec::profile::Profile;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -264,13 +263,13 @@ impl Scenario {
         }
         let mut second_leader = false;
         let mut replicasets = ReplicaSetsSoFar::default();
-        let mut holds = HoldsSoFar::default();
+        let mut holds = Held::default();
         for (i, step) in self.steps.iter().enumerate() {
             let at = root.key("steps").index(i).key(step.kind.keyword());
             if let Some(message) = self.step_problem(&step.kind, second_leader) {
                 return Some((at, message));
             }
-            if let Some(message) = holds.step(i, &step.kind) {
+            if let Err(message) = holds.step(i, &step.kind) {
                 return Some((at, message));
             }
             if step.refused.is_some() && !step.refusable() {
@@ -305,7 +304,7 @@ impl Scenario {
             }
             second_leader |= matches!(step.kind, StepKind::StartSecondLeader);
         }
-        if let Some((i, pattern)) = holds.requests.first() {
+        if let Some((i, pattern)) = holds.first_request_hold() {
             return Some((
                 root.key("steps").index(*i).key(self.steps[*i].kind.keyword()),
                 format!("the {pattern} requests held here are never released: the sync that sent one would wait for ever (add `release: {{requests: …}}` before the last settle)"),
@@ -355,71 +354,6 @@ impl Scenario {
             }
             _ => None,
         }
-    }
-}
-
-/// What the steps so far hold: a release must name something held, a hold something not
-/// yet held, an await of a held request a request held.
-#[derive(Default)]
-struct HoldsSoFar {
-    events: BTreeSet<(Recipient, Kind)>,
-    /// The request holds, with the step that made each.
-    requests: Vec<(usize, RequestPattern)>,
-}
-
-impl HoldsSoFar {
-    fn step(&mut self, i: usize, kind: &StepKind) -> Option<String> {
-        let held = |requests: &[(usize, RequestPattern)], p: &RequestPattern| {
-            requests.iter().position(|(_, q)| q == p)
-        };
-        match kind {
-            StepKind::Hold { kind, to } if !self.events.insert((*to, *kind)) => Some(format!(
-                "{} watch events are already held from the {to} by an earlier step",
-                resource_name(*kind)
-            )),
-            StepKind::Release { kind, to } if !self.events.remove(&(*to, *kind)) => Some(format!(
-                "nothing to release: no earlier step holds {} watch events from the {to}",
-                resource_name(*kind)
-            )),
-            StepKind::HoldRequests(h) if held(&self.requests, &h.pattern).is_some() => Some(
-                format!("{} requests are already held by an earlier step", h.pattern),
-            ),
-            StepKind::HoldRequests(h) => {
-                self.requests.push((i, h.pattern.clone()));
-                None
-            }
-            StepKind::ReleaseRequests {
-                pattern: p,
-                then_hold_after,
-            } => match held(&self.requests, p) {
-                Some(at) => {
-                    self.requests.remove(at);
-                    if then_hold_after.is_some() {
-                        self.requests.push((i, p.clone()));
-                    }
-                    None
-                }
-                None => Some(format!(
-                    "nothing to release: no earlier step holds {p} requests (held: {})",
-                    self.held_requests()
-                )),
-            },
-            StepKind::Await(Awaited::Held(p)) if held(&self.requests, p).is_none() => {
-                Some(format!(
-                    "no earlier step holds {p} requests, so none can be held (held: {})",
-                    self.held_requests()
-                ))
-            }
-            _ => None,
-        }
-    }
-
-    fn held_requests(&self) -> String {
-        if self.requests.is_empty() {
-            return "none".into();
-        }
-        let held: Vec<String> = self.requests.iter().map(|(_, p)| p.to_string()).collect();
-        held.join(", ")
     }
 }
 

@@ -15,4 +15,4 @@ pub use claim::Claim;
 pub use expectations::{Expectation, Expectations};
 pub use handlers::Handlers;
 pub use queue::WorkQueue;
-pub use sync::{begin, Begin, Pending, SyncTask, SyncView};
+pub use sync::{begin, AtGate, Begin, Pending, SyncTask, SyncView};

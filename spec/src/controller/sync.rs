@@ -98,16 +98,35 @@ pub struct SyncTask {
     /// The pods claimed so far, by name.
     pub claimed: Vec<String>,
     pub phase: Phase,
-    /// The sync has run its internal steps up to its next request (the expectations they
-    /// set are set) and sent it, and the request waits at a scenario's gate
-    /// ([`crate::model::Action::HoldRequests`]). Never set in a free model check.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub parked: bool,
-    /// The hold that caught its parked request was released: the request goes on even if
-    /// the same requests are held again before it has landed (as on the gate, where a
-    /// request waits for the hold that caught it, not for a later one).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub released: bool,
+    /// Where its next request is when a scenario's gate holds requests. Always
+    /// [`AtGate::NotSent`] in a free model check.
+    #[serde(default, skip_serializing_if = "AtGate::is_not_sent")]
+    pub at_gate: AtGate,
+}
+
+/// Where a sync's next request is with respect to a scenario's hold of requests
+/// ([`crate::model::Action::HoldRequests`]).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum AtGate {
+    /// Not sent yet: the sync's internal steps up to it have not run.
+    #[default]
+    NotSent,
+    /// The sync ran its internal steps up to the request (the expectations they set are
+    /// set) and sent it; a hold caught it and it waits there.
+    Held,
+    /// The hold that caught it was released: it goes on even if the same requests are held
+    /// again before it has landed (as on the gate, where a request waits for the hold that
+    /// caught it, not for a later one).
+    Released,
+}
+
+impl AtGate {
+    fn is_not_sent(&self) -> bool {
+        *self == AtGate::NotSent
+    }
 }
 
 /// What a sync needs next from its executor.
@@ -175,8 +194,7 @@ pub fn begin(
         read_at,
         needs_sync,
         claimed,
-        parked: false,
-        released: false,
+        at_gate: AtGate::NotSent,
         phase: Phase::Claim {
             fixed: usize::from(ops.len() == 1),
             ops,

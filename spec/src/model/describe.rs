@@ -4,7 +4,7 @@ use super::action::Action;
 use super::state::State;
 use super::RsModel;
 use crate::api::{Change, EventType};
-use crate::controller::Pending;
+use crate::controller::{AtGate, Pending};
 use crate::gc;
 
 impl RsModel {
@@ -20,7 +20,8 @@ impl RsModel {
                 };
                 let who = format!("replicaset-controller#{controller} (sync {})", task.key);
                 let pending = self.pending(s, c, task);
-                let parks = !task.parked && super::enabled::held(&s.script.requests, &pending);
+                let parks = task.at_gate == AtGate::NotSent
+                    && super::enabled::held(&s.script.requests, &pending);
                 let mut what = match pending {
                     Pending::GetReplicaSet(name) => format!("GET replicasets/{name} (live)"),
                     Pending::Send(req) => req.to_string(),

@@ -5,7 +5,7 @@ use super::script::{Awaited, RequestHold, Script, ScriptStep};
 use super::state::State;
 use super::RsModel;
 use crate::api::{Kind, RequestPattern};
-use crate::controller::Pending;
+use crate::controller::{AtGate, Pending};
 use crate::gc;
 use crate::object::Pod;
 use std::sync::Arc;
@@ -236,8 +236,8 @@ impl RsModel {
                 // A request the script holds: the sync sends it (a step of its own, which
                 // writes nothing), and then it waits for its release (a released one goes on
                 // even when the same requests are held again).
-                if !task.released && held(&s.script.requests, &pending) {
-                    if !task.parked {
+                if task.at_gate != AtGate::Released && held(&s.script.requests, &pending) {
+                    if task.at_gate == AtGate::NotSent {
                         out.push(Action::SyncStep { controller, worker });
                     }
                     continue;
@@ -294,10 +294,9 @@ impl RsModel {
     fn awaited(&self, s: &State, until: &Awaited) -> bool {
         match until {
             Awaited::Held(pattern) => s.controllers.iter().filter(|c| c.running).any(|c| {
-                c.workers
-                    .iter()
-                    .flatten()
-                    .any(|t| t.parked && !t.released && caught_by(pattern, &self.pending(s, c, t)))
+                c.workers.iter().flatten().any(|t| {
+                    t.at_gate == AtGate::Held && caught_by(pattern, &self.pending(s, c, t))
+                })
             }),
             Awaited::Gone { kind, name } => match kind {
                 Kind::ReplicaSet => !s.api.replicasets.contains_key(name),

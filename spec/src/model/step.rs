@@ -8,7 +8,7 @@ use super::RsModel;
 use crate::api::{
     ApiError, DeleteOptions, Kind, Propagation, Reason, Request, RequestPattern, Response,
 };
-use crate::controller::{begin, Begin, Handlers, Pending, SyncTask, SyncView};
+use crate::controller::{begin, AtGate, Begin, Handlers, Pending, SyncTask, SyncView};
 use crate::gc;
 use crate::object::{Pod, PodPhase, ReplicaSet, Rv};
 
@@ -434,14 +434,15 @@ impl RsModel {
             .flat_map(|(ci, c)| {
                 c.workers.iter().enumerate().filter_map(move |(wi, t)| {
                     let t = t.as_ref()?;
-                    (t.parked && super::enabled::caught_by(pattern, &self.pending(s, c, t)))
-                        .then_some((ci, wi))
+                    (t.at_gate == AtGate::Held
+                        && super::enabled::caught_by(pattern, &self.pending(s, c, t)))
+                    .then_some((ci, wi))
                 })
             })
             .collect();
         for (ci, wi) in released {
             if let Some(t) = n.controllers[ci].workers[wi].as_mut() {
-                t.released = true;
+                t.at_gate = AtGate::Released;
             }
         }
     }
@@ -457,17 +458,16 @@ impl RsModel {
         let pods = n.api.pods_at(task.read_at.1);
         let view = self.sync_view(&rs_view, &pods, &task.key);
         let mut exp = std::mem::take(&mut n.controllers[ci].expectations);
-        let pending = if task.parked {
+        let pending = if task.at_gate != AtGate::NotSent {
             // Its internal steps ran when it was sent, with the expectations they set: run
             // them again on a copy, to have the request back.
-            task.parked = false;
-            task.released = false;
+            task.at_gate = AtGate::NotSent;
             task.advance(&view, &mut exp.clone())
         } else {
             let mut ahead = task.clone();
             let pending = ahead.advance(&view, &mut exp);
             if super::enabled::held(&n.script.requests, &pending) {
-                task.parked = true;
+                task.at_gate = AtGate::Held;
                 let c = &mut n.controllers[ci];
                 c.expectations = exp;
                 c.workers[wi] = Some(task);
