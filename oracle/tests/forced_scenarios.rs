@@ -59,6 +59,7 @@ fn counterexample(model: &RsModel, property: &'static str) -> (Vec<State>, Vec<A
 #[test]
 fn every_catalogue_counterexample_becomes_a_forced_scenario_that_reaches_it() {
     let mut failures = Vec::new();
+    let mut unforceable = Vec::new();
     for entry in &CATALOGUE {
         let model = model(entry);
         let (states, actions) = counterexample(&model, entry.property);
@@ -85,11 +86,9 @@ fn every_catalogue_counterexample_becomes_a_forced_scenario_that_reaches_it() {
             failures.push(format!("{}: {reached:?}\n{yaml}", entry.name));
         }
         let on_cluster = read.on_cluster.clone().unwrap_or_default();
-        assert!(
-            !on_cluster.contains("cannot"),
-            "{}: every order forced: {on_cluster}",
-            entry.name
-        );
+        if on_cluster.contains("Not forceable") {
+            unforceable.push(entry.name);
+        }
         if entry.name == "expectations-expiry" {
             // The one order the runner forces with the clock.
             assert!(
@@ -108,4 +107,7 @@ fn every_catalogue_counterexample_becomes_a_forced_scenario_that_reaches_it() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // #22270 needs the deleted pod's event between the sync's list of its pods and the
+    // expectations it records before its DELETE: one pass of the controller's code.
+    assert_eq!(unforceable, ["keep-expectation-on-failed-delete"]);
 }

@@ -26,12 +26,16 @@
 //!   removed an object before the next step: the runner waits until it is gone
 //!   (`await: {gone: …}`).
 //!
-//! What the runner cannot force is reported instead, so that the scenario says which order
-//! it leaves to chance: the expectations' 5-minute expiry.
+//! The expectations' 5-minute expiry is forced by time (a wait, or a moved clock). What no
+//! step can force is reported instead, so that the scenario says which order a cluster
+//! takes: a delivery the run places between two steps of a sync that the controller takes in
+//! one pass of its code, such as the list of its pods and the expectations it records (the
+//! gate can place an event only before a sync starts or while one of its requests is held).
 
 use crate::scenario::StepKind;
 use rsmc_spec::api::{Kind, RequestPattern};
 use rsmc_spec::model::{Action, Awaited, Recipient, RequestHold, RsModel, State, Watcher};
+use stateright::Model;
 use std::collections::BTreeMap;
 
 /// Where an inserted step goes among those at one position; lower first. Waits for other
@@ -64,6 +68,9 @@ pub(super) struct Forcing {
     pub reasons: Vec<String>,
     /// Orders the runner forces by waiting (or by moving the controller's clock).
     pub timed: Vec<String>,
+    /// Orders of the run no step can force, and why: the scenario says the cluster takes
+    /// another.
+    pub unforceable: Vec<String>,
 }
 
 /// A run: `states[i + 1]` is `actions[i]` taken in `states[i]`.
@@ -282,45 +289,17 @@ pub(super) fn forcing(
         let after = run.step_before(i).map_or(0, |k| k + 1);
         await_removals(&run, &mut out, after..i, None, i);
     }
-    for (target, mut intervals) in held {
-        intervals.sort_by_key(|v| (v.from, v.to));
-        // Overlapping holds of events become one. A hold of requests that must catch a
-        // request landing after the previous hold's lands begins again where that one is
-        // released (a release comes before a hold at one position), so that it lets through
-        // what the run sends between the two.
-        let mut merged: Vec<(Interval, usize)> = Vec::new();
-        for v in intervals {
-            match merged.last_mut() {
-                Some((last, _)) if v.from <= last.to && (v.sent.is_none() || v.to <= last.to) => {
-                    last.to = last.to.max(v.to)
-                }
-                Some((last, _)) if v.from <= last.to => {
-                    let counted_from = last.to + 1;
-                    let from = last.to;
-                    merged.push((Interval { from, ..v }, counted_from));
-                }
-                _ => {
-                    let counted_from = v.from;
-                    merged.push((v, counted_from));
-                }
-            }
-        }
-        // A hold of requests that begins where the previous one is released is that
-        // release's re-arming (`thenHoldAfter`): on a cluster the sync's next request (a
-        // conflict's retry) follows the released one within milliseconds, before any step
-        // after the release could hold it.
-        let after = |v: &Interval, counted_from: usize| match &target {
-            Target::Requests(p) => v
+    for (target, intervals) in held {
+        let merged = merge(intervals);
+        let after = |m: &Merged| match &target {
+            Target::Requests(p) => m
+                .interval
                 .sent
-                .map_or(0, |sent| run.hold_after(p, counted_from, sent)),
+                .map_or(0, |sent| run.hold_after(p, m.counted_from, sent)),
             Target::Events(..) => 0,
         };
-        for (k, (v, counted_from)) in merged.iter().enumerate() {
-            let rearmed = k > 0 && merged[k - 1].0.to == v.from;
-            let rearms = merged
-                .get(k + 1)
-                .filter(|(next, _)| next.from == v.to)
-                .map(|(next, from)| after(next, *from));
+        for (k, m) in merged.iter().enumerate() {
+            let rearms = merged.get(k + 1).filter(|next| next.rearms).map(&after);
             let (hold, release) = match &target {
                 Target::Events(to, kind) => (
                     StepKind::Hold {
@@ -335,7 +314,7 @@ pub(super) fn forcing(
                 Target::Requests(p) => (
                     StepKind::HoldRequests(RequestHold {
                         pattern: p.clone(),
-                        after: after(v, *counted_from),
+                        after: after(m),
                     }),
                     StepKind::ReleaseRequests {
                         pattern: p.clone(),
@@ -343,21 +322,65 @@ pub(super) fn forcing(
                     },
                 ),
             };
-            if !rearmed || matches!(target, Target::Events(..)) {
+            if !m.rearms {
                 out.inserts.push(Insert {
-                    at: v.from,
+                    at: m.interval.from,
                     rank: Rank::Hold,
                     kind: hold,
                 });
             }
             out.inserts.push(Insert {
-                at: v.to,
+                at: m.interval.to,
                 rank: Rank::Release,
                 kind: release,
             });
         }
     }
     out
+}
+
+/// A hold of one target after merging, see [`merge`].
+struct Merged {
+    interval: Interval,
+    /// Where the hold starts counting the requests it lets through.
+    counted_from: usize,
+    /// Whether the hold begins where the previous one is released: that release re-arms it
+    /// (`thenHoldAfter`), because on a cluster the sync's next request (a conflict's retry)
+    /// follows the released one within milliseconds, before any step after the release
+    /// could hold it.
+    rearms: bool,
+}
+
+/// One target's holds, sorted, as the gate can place them. Overlapping holds of events
+/// become one. A hold of requests that must catch a request landing after the previous
+/// hold's lands begins again where that one is released (a release comes before a hold at
+/// one position), so that it lets through what the run sends between the two.
+fn merge(mut intervals: Vec<Interval>) -> Vec<Merged> {
+    intervals.sort_by_key(|v| (v.from, v.to));
+    let mut merged: Vec<Merged> = Vec::new();
+    for v in intervals {
+        match merged.last_mut() {
+            Some(last)
+                if v.from <= last.interval.to && (v.sent.is_none() || v.to <= last.interval.to) =>
+            {
+                last.interval.to = last.interval.to.max(v.to)
+            }
+            Some(last) if v.from <= last.interval.to => {
+                let from = last.interval.to;
+                merged.push(Merged {
+                    interval: Interval { from, ..v },
+                    counted_from: from + 1,
+                    rearms: true,
+                });
+            }
+            _ => merged.push(Merged {
+                counted_from: v.from,
+                interval: v,
+                rearms: false,
+            }),
+        }
+    }
+    merged
 }
 
 /// Requests that land after another actor's write the sync did not wait for.
@@ -427,6 +450,8 @@ fn late_events(
     late: &mut [LateRequest],
     started: Started,
 ) {
+    // Per stale sync, the deliveries the run places within one pass of its code.
+    let mut within: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (d, action) in run.actions.iter().enumerate() {
         let Action::Deliver { watcher, kind } = action else {
             continue;
@@ -493,6 +518,12 @@ fn late_events(
             .first_request(stale)
             .filter(|(first, _)| started == Started::ByRequest && *first > d)
         {
+            if sync
+                .as_ref()
+                .is_some_and(|sync| !commutes_with_sync(run, sync, d, Some(first)))
+            {
+                within.entry(stale).or_default().push(d);
+            }
             out.reasons.push(format!(
                 "{pattern} held: step {}'s request shows the sync of step {} has started",
                 first + 1,
@@ -512,12 +543,34 @@ fn late_events(
                     sent: Some(sent),
                 });
         } else {
+            if sync
+                .as_ref()
+                .is_some_and(|sync| !commutes_with_sync(run, sync, d, None))
+            {
+                within.entry(stale).or_default().push(d);
+            }
             out.inserts.push(Insert {
                 at: d,
                 rank: Rank::Settle,
                 kind: StepKind::Settle,
             });
         }
+    }
+    for (stale, deliveries) in within {
+        let Some(sync) = run.sync_of(stale) else {
+            continue;
+        };
+        let steps = steps_named(&deliveries);
+        let next = (deliveries[0] + 1..run.actions.len())
+            .find(|&i| run.sync_of(i).as_ref() == Some(&sync))
+            .unwrap_or(stale);
+        out.unforceable.push(format!(
+            "the run delivers the events of {} after the sync of {} started at step {} and before its step {}, and the outcome depends on it; the controller takes those steps in one pass of its code, with no request between them for the gate to hold, so on a cluster the events come later",
+            steps,
+            sync.1,
+            stale + 1,
+            next + 1,
+        ));
     }
     for (i, a) in run.actions.iter().enumerate() {
         if let Action::ExpireExpectations { key, .. } = a {
@@ -527,6 +580,87 @@ fn late_events(
             ));
         }
     }
+}
+
+/// The run's actions `actions` as its trace numbers them: "step 20", "steps 20, 21".
+fn steps_named(actions: &[usize]) -> String {
+    let numbers: Vec<String> = actions.iter().map(|i| (i + 1).to_string()).collect();
+    match numbers.as_slice() {
+        [one] => format!("step {one}"),
+        more => format!("steps {}", more.join(", ")),
+    }
+}
+
+/// Whether the delivery at `d` may come after the steps that the sync `sync`, in flight at
+/// `d`, takes up to its held request `upto` (the first that lands after the delivery), or
+/// without one, up to its end (the runner settles before the release): that is the order a
+/// cluster takes, the gate can place an event only before a sync starts or while one of its
+/// requests is held. The run is replayed in the model in that order, the sync's steps first,
+/// its held request held there too (the sync records its expectations and parks; it lands
+/// where the run lands it); the order does not matter when the replay leaves the cluster and
+/// its actors where the run does at the sync's last step replayed ([`same_outcome`]).
+fn commutes_with_sync(run: &Run, sync: &SyncId, d: usize, upto: Option<usize>) -> bool {
+    let next_start = (d + 1..run.actions.len())
+        .find(|&i| matches!(&run.actions[i], Action::StartSync { controller, key, .. } if (*controller, key) == (sync.0, &sync.1)))
+        .unwrap_or(run.actions.len());
+    let ours: Vec<usize> = (d + 1..next_start)
+        .filter(|&i| run.sync_of(i).as_ref() == Some(sync))
+        .filter(|&i| upto.is_none_or(|u| i <= u))
+        .collect();
+    let Some(&end) = ours.last() else {
+        return true;
+    };
+    let action = |i: usize| run.actions[i].clone();
+    let rest = (d..=end).filter(|i| !ours.contains(i)).map(action);
+    let held = upto.and_then(|first| {
+        let Action::SyncStep { controller, worker } = run.actions[first] else {
+            return None;
+        };
+        run.model
+            .next_request(&run.states[first], controller, worker)
+    });
+    let order: Vec<Action> = match held {
+        Some(pattern) => std::iter::once(Action::HoldRequests {
+            pattern: pattern.clone(),
+            after: 0,
+        })
+        .chain(ours.iter().copied().map(action))
+        .chain(rest)
+        .chain([
+            Action::ReleaseRequests {
+                pattern,
+                then_hold_after: None,
+            },
+            action(end),
+        ])
+        .collect(),
+        None => ours.iter().copied().map(action).chain(rest).collect(),
+    };
+    let mut state = run.states[d].clone();
+    for a in order {
+        match run.model.next_state(&state, a) {
+            Some(next) => state = next,
+            None => return false,
+        }
+    }
+    same_outcome(&state, &run.states[end + 1])
+}
+
+/// Whether a replay in another order left the cluster and its actors where the run did. The
+/// environment's budget and the script differ by the holds a replay adds; a controller's
+/// expectations of a ReplicaSet that is gone differ by when its delete handler dropped them.
+fn same_outcome(replayed: &State, ran: &State) -> bool {
+    let controllers = |s: &State| {
+        let mut controllers = s.controllers.clone();
+        for c in &mut controllers {
+            c.expectations
+                .0
+                .retain(|key, _| s.api.replicasets.contains_key(key));
+        }
+        controllers
+    };
+    (&replayed.api, &replayed.gc, &replayed.ghost) == (&ran.api, &ran.gc, &ran.ghost)
+        && controllers(replayed) == controllers(ran)
 }
 
 /// Before action `before`, wait until every object that other actors' writes in `range`

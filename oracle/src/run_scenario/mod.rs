@@ -111,6 +111,12 @@ fn forced_with(
     if !forcing.timed.is_empty() {
         on_cluster.push(format!("Forced by time: {}.", forcing.timed.join("; ")));
     }
+    if !forcing.unforceable.is_empty() {
+        on_cluster.push(format!(
+            "Not forceable, so a cluster takes another order: {}.",
+            forcing.unforceable.join("; ")
+        ));
+    }
     if !on_cluster.is_empty() {
         scenario.on_cluster = Some(on_cluster.join(" "));
     }
