@@ -390,7 +390,9 @@ async fn take_steps(
     let mut held = rsmc_oracle::scenario::Held::default();
     for (index, step) in steps.iter().enumerate() {
         let label = format!("step {} ({})", index + 1, step.command());
-        held.follow(&step.kind);
+        // The scenario was validated, so this holds; were it not, the run stops here.
+        held.step(index, &step.kind)
+            .map_err(|e| broken(format!("{label}: {e}")))?;
         match &step.kind {
             StepKind::Settle => {
                 let settled = settle(client, &ns, recorder, target.policy, &alive, &held)

@@ -458,6 +458,15 @@ fn bad_input_names_the_line_and_what_was_expected() {
         e.contains(":1:1: update replicasets/frontend/status by the replicaset controller: writes frontend, whose creation is not in the log"),
         "{e}"
     );
+    // A fault mark that releases what no mark before it held.
+    let mut mark = fixture("delete-of-a-released-pod.v1.37.2")[6].clone();
+    mark["requestObject"]["data"]["step"] =
+        json!("release: {requests: {verb: patch, resource: pods}}");
+    let e = error(&format!("{}\n{mark}\n", line(0)), &options);
+    assert!(
+        e.contains("audit.log:2:1: fault mark rsmc-fault-3: nothing to release: no earlier step holds PATCH pods requests (held: none)"),
+        "{e}"
+    );
     // Two namespaces and none named.
     let mut other = lines[0].clone();
     other["objectRef"]["namespace"] = json!("elsewhere");

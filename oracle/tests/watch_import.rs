@@ -302,6 +302,13 @@ fn bad_input_names_the_file_the_line_and_what_was_expected() {
         e.contains("rsmc-fault-1: no data.step; expected the fault"),
         "{e}"
     );
+    // A mark that releases what no mark before it held: the recording is wrong, not the
+    // import's guess to make.
+    let e = error(&[("w.json", &mark(json!({"step": "release: pods"})))]);
+    assert!(
+        e.starts_with("w.json:3:1: fault mark rsmc-fault-1: nothing to release: no earlier step holds pods watch events"),
+        "{e}"
+    );
     let e = error(&[("w.json", &mark(json!({"step": "hold: secrets"})))]);
     assert!(
         e.contains("write it as `hold: replicasets | pods | {garbage-collector: replicasets | pods} | {requests: {verb:"),

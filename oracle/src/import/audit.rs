@@ -17,6 +17,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use rsmc_spec::api::Kind;
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::io::{BufRead, Read as _};
 use std::path::Path;
 
@@ -99,6 +100,8 @@ pub fn read(
         contents: Contents::default(),
     };
     let mut buffer = Vec::new();
+    // What each namespace's fault marks hold at the gates so far.
+    let mut held: BTreeMap<String, crate::scenario::Held> = BTreeMap::new();
     for number in 1.. {
         buffer.clear();
         let read = (&mut log)
@@ -174,11 +177,18 @@ pub fn read(
                 }
                 let sent = raw.request_object.as_ref().unwrap_or(&Value::Null);
                 let entry = match fault_marked(&name, sent) {
-                    Some(step) => Entry::Fault {
-                        step: step.map_err(at_line)?,
-                        namespace: object_ref.namespace,
-                        at,
-                    },
+                    Some(step) => {
+                        let step = step.map_err(at_line)?;
+                        let held = held.entry(object_ref.namespace.clone()).or_default();
+                        held.step(number, &step)
+                            .map_err(|m| at_line(format!("fault mark {name}: {m}")))?;
+                        Entry::Fault {
+                            step,
+                            namespace: object_ref.namespace,
+                            at,
+                            nothing_held: held.none(),
+                        }
+                    }
                     None if name.starts_with(MARK_PREFIX) => Entry::Mark {
                         namespace: object_ref.namespace,
                         at,

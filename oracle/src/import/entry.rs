@@ -115,6 +115,11 @@ pub enum Entry {
         namespace: String,
         at: Timestamp,
         step: StepKind,
+        /// Whether nothing is held at the gates after it: a quiet gap while something is
+        /// held is no settle point. (The reader checks the marks with
+        /// [`crate::scenario::Held`], so a recording that releases what it never held is
+        /// refused at the mark's line.)
+        nothing_held: bool,
     },
     /// The namespace's deletion was asked for (received then): what follows is its teardown.
     NamespaceDeleted {

@@ -360,7 +360,7 @@ fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Entry
     let marked = entries.iter().any(|e| matches!(e, Entry::Mark { .. }));
     let mut out: Vec<Vec<Entry>> = vec![Vec::new()];
     let mut last_at = None;
-    let mut held = crate::scenario::Held::default();
+    let mut nothing_held = true;
     for e in entries {
         match e {
             Entry::Mark { .. } => out.push(Vec::new()),
@@ -376,11 +376,14 @@ fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Entry
                 let gap = last_at.map(|t: k8s_openapi::jiff::Timestamp| at.duration_since(t));
                 let wrote = out.last().unwrap().iter().any(|e| written(e).is_some());
                 let gapped = quiet.is_some_and(|q| gap.is_some_and(|g| g >= q));
-                if !marked && wrote && gapped && held.none() {
+                if !marked && wrote && gapped && nothing_held {
                     out.push(Vec::new());
                 }
-                if let Entry::Fault { step, .. } = &e {
-                    held.follow(step);
+                if let Entry::Fault {
+                    nothing_held: n, ..
+                } = &e
+                {
+                    nothing_held = *n;
                 }
                 last_at = Some(at);
                 out.last_mut().unwrap().push(e);

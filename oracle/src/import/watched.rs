@@ -84,6 +84,7 @@ pub fn entries(
             replicasets: BTreeMap::new(),
             owners: Owners::default(),
             items: Vec::new(),
+            held: crate::scenario::Held::default(),
             claimed: claims_watched.then(|| claimed_deletions(&events)),
         };
         follow.all(&events).map_err(|(file, line, message)| {
@@ -110,8 +111,12 @@ enum Item {
         settled: bool,
     },
     Mark(Timestamp),
-    /// A fault mark: the step forced there.
-    Fault(crate::scenario::StepKind),
+    /// A fault mark: the step forced there, and whether nothing is held at the gates after
+    /// it (a quiet gap while something is held is no settle point).
+    Fault {
+        step: crate::scenario::StepKind,
+        nothing_held: bool,
+    },
     End(Option<Timestamp>),
 }
 
@@ -122,6 +127,9 @@ struct Follow<'a> {
     replicasets: BTreeMap<String, Value>,
     owners: Owners,
     items: Vec<Item>,
+    /// What the fault marks so far hold at the gates; a mark that releases what is not held
+    /// (or holds what is) is an error in the recording.
+    held: crate::scenario::Held,
     /// The events (by index) that begin a pod deletion a controller claimed; `None` when
     /// the recording has no claims.
     claimed: Option<HashSet<usize>>,
@@ -228,7 +236,13 @@ impl Follow<'_> {
                     }
                     if let Some(step) = fault_marked(e.name(), &e.object) {
                         let step = step.map_err(|m| (e.file, e.line, m))?;
-                        self.items.push(Item::Fault(step));
+                        self.held.step(i, &step).map_err(|m| {
+                            (e.file, e.line, format!("fault mark {}: {m}", e.name()))
+                        })?;
+                        self.items.push(Item::Fault {
+                            step,
+                            nothing_held: self.held.none(),
+                        });
                     } else if e.name().starts_with(MARK_PREFIX) {
                         let at = time_of(&e.object, "creationTimestamp");
                         self.items
@@ -594,14 +608,14 @@ fn settle_points(items: Vec<Item>, namespace: &str, quiet: SignedDuration) -> Ve
     let mut cut: Option<(usize, usize)> = None;
     let mut last_at: Option<Timestamp> = None;
     let mut settled = false;
-    let mut held = crate::scenario::Held::default();
+    let mut nothing_held = true;
     for (i, item) in items.into_iter().enumerate() {
         // A quiet gap's settle point goes before the first write or fault after it, unless
         // watch events are held then (see `super::segments`): that gap is no settle point.
-        if matches!(item, Item::Write { .. } | Item::Fault(_)) {
+        if matches!(item, Item::Write { .. } | Item::Fault { .. }) {
             if let (true, Some((li, lt)), Some((ni, nt))) = (settled, latest, next[i]) {
                 if nt.duration_since(lt) >= quiet && cut != Some((li, ni)) {
-                    if held.none() {
+                    if nothing_held {
                         out.push(Entry::Quiet {
                             namespace: namespace.to_string(),
                         });
@@ -639,12 +653,16 @@ fn settle_points(items: Vec<Item>, namespace: &str, quiet: SignedDuration) -> Ve
                 namespace: namespace.to_string(),
                 at,
             }),
-            Item::Fault(step) => {
-                held.follow(&step);
+            Item::Fault {
+                step,
+                nothing_held: after,
+            } => {
+                nothing_held = after;
                 out.push(Entry::Fault {
                     namespace: namespace.to_string(),
                     at: last_at.unwrap_or(Timestamp::UNIX_EPOCH),
                     step,
+                    nothing_held: after,
                 })
             }
             Item::End(at) => {

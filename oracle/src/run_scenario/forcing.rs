@@ -113,6 +113,12 @@ impl Run<'_> {
         }
     }
 
+    /// Whether action `i` starts the sync `sync`.
+    fn starts(&self, i: usize, sync: &SyncId) -> bool {
+        matches!(self.actions[i], Action::StartSync { .. })
+            && self.sync_of(i).as_ref() == Some(sync)
+    }
+
     /// The previous step of the sync that sends a request at action `j`: the request is sent
     /// right after it.
     fn sent_before(&self, j: usize) -> usize {
@@ -402,9 +408,7 @@ fn late_requests(
         let Some(decided) = (0..j).rev().find(|&i| same(i)) else {
             continue;
         };
-        let Some(started) = (0..=decided).rev().find(|&i| {
-            matches!(&run.actions[i], Action::StartSync { controller: c, key, .. } if (*c, key.clone()) == sync)
-        }) else {
+        let Some(started) = (0..=decided).rev().find(|&i| run.starts(i, &sync)) else {
             continue;
         };
         let foreign: Vec<usize> = (decided + 1..j)
@@ -450,8 +454,9 @@ fn late_events(
     late: &mut [LateRequest],
     started: Started,
 ) {
-    // Per stale sync, the deliveries the run places within one pass of its code.
-    let mut within: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    // Per stale sync (by the step that started it), the deliveries the run places within
+    // one pass of its code.
+    let mut within: BTreeMap<usize, (SyncId, Vec<usize>)> = BTreeMap::new();
     for (d, action) in run.actions.iter().enumerate() {
         let Action::Deliver { watcher, kind } = action else {
             continue;
@@ -508,58 +513,60 @@ fn late_events(
         // settles before the release (holding a request the run lands earlier would change
         // the order it needs).
         let stale = acted;
-        let sync = run.sync_of(stale);
-        if let Some(r) = late
-            .iter_mut()
-            .find(|r| Some(&r.sync) == sync.as_ref() && r.started == stale)
-        {
-            r.await_at = r.await_at.min(d);
-        } else if let Some((first, pattern)) = run
-            .first_request(stale)
-            .filter(|(first, _)| started == Started::ByRequest && *first > d)
-        {
-            if sync
-                .as_ref()
-                .is_some_and(|sync| !commutes_with_sync(run, sync, d, Some(first)))
-            {
-                within.entry(stale).or_default().push(d);
-            }
-            out.reasons.push(format!(
-                "{pattern} held: step {}'s request shows the sync of step {} has started",
-                first + 1,
-                stale + 1
-            ));
-            out.inserts.push(Insert {
-                at: d,
-                rank: Rank::AwaitHeld,
-                kind: StepKind::Await(Awaited::Held(pattern.clone())),
-            });
-            let sent = run.sent_before(first);
-            held.entry(Target::Requests(pattern.clone()))
-                .or_default()
-                .push(Interval {
-                    from: run.hold_from(&pattern, sent),
-                    to: first,
-                    sent: Some(sent),
-                });
-        } else {
-            if sync
-                .as_ref()
-                .is_some_and(|sync| !commutes_with_sync(run, sync, d, None))
-            {
-                within.entry(stale).or_default().push(d);
-            }
-            out.inserts.push(Insert {
-                at: d,
-                rank: Rank::Settle,
-                kind: StepKind::Settle,
-            });
-        }
-    }
-    for (stale, deliveries) in within {
+        // `acted` is a StartSync here, which always names its sync.
         let Some(sync) = run.sync_of(stale) else {
             continue;
         };
+        if let Some(r) = late
+            .iter_mut()
+            .find(|r| r.sync == sync && r.started == stale)
+        {
+            r.await_at = r.await_at.min(d);
+            continue;
+        }
+        let first = run
+            .first_request(stale)
+            .filter(|(first, _)| started == Started::ByRequest && *first > d);
+        let upto = match first {
+            Some((first, pattern)) => {
+                out.reasons.push(format!(
+                    "{pattern} held: step {}'s request shows the sync of step {} has started",
+                    first + 1,
+                    stale + 1
+                ));
+                out.inserts.push(Insert {
+                    at: d,
+                    rank: Rank::AwaitHeld,
+                    kind: StepKind::Await(Awaited::Held(pattern.clone())),
+                });
+                let sent = run.sent_before(first);
+                held.entry(Target::Requests(pattern.clone()))
+                    .or_default()
+                    .push(Interval {
+                        from: run.hold_from(&pattern, sent),
+                        to: first,
+                        sent: Some(sent),
+                    });
+                Some(first)
+            }
+            None => {
+                out.inserts.push(Insert {
+                    at: d,
+                    rank: Rank::Settle,
+                    kind: StepKind::Settle,
+                });
+                None
+            }
+        };
+        if !commutes_with_sync(run, &sync, d, upto) {
+            within
+                .entry(stale)
+                .or_insert_with(|| (sync, Vec::new()))
+                .1
+                .push(d);
+        }
+    }
+    for (stale, (sync, deliveries)) in within {
         let steps = steps_named(&deliveries);
         let next = (deliveries[0] + 1..run.actions.len())
             .find(|&i| run.sync_of(i).as_ref() == Some(&sync))
@@ -601,7 +608,10 @@ fn steps_named(actions: &[usize]) -> String {
 /// its actors where the run does at the sync's last step replayed ([`same_outcome`]).
 fn commutes_with_sync(run: &Run, sync: &SyncId, d: usize, upto: Option<usize>) -> bool {
     let next_start = (d + 1..run.actions.len())
-        .find(|&i| matches!(&run.actions[i], Action::StartSync { controller, key, .. } if (*controller, key) == (sync.0, &sync.1)))
+        .find(|&i| {
+            matches!(run.actions[i], Action::StartSync { .. })
+                && run.sync_of(i).as_ref() == Some(sync)
+        })
         .unwrap_or(run.actions.len());
     let ours: Vec<usize> = (d + 1..next_start)
         .filter(|&i| run.sync_of(i).as_ref() == Some(sync))

@@ -3,7 +3,7 @@
 //!
 //! Validation reads it to check that a release names something held, a hold something
 //! not yet held, an await of a held request a request held, and that every hold of requests
-//! is released. The import reads it to know where a quiet gap may be a settle point (nothing held), and
+//! is released. The import checks a recording's fault marks with it and reads it to know where a quiet gap may be a settle point (nothing held), and
 //! the runner to know which ReplicaSets' status may lag at a settle point because the runner
 //! itself keeps the controller from writing it.
 
@@ -16,17 +16,11 @@ use std::collections::BTreeSet;
 #[derive(Clone, Debug, Default)]
 pub struct Held {
     events: BTreeSet<(Recipient, Kind)>,
-    /// The request holds, with the index of the step that made each.
+    /// The request holds, with the index of the step (or recorded event) that made each.
     requests: Vec<(usize, RequestPattern)>,
 }
 
 impl Held {
-    /// Take one step of an already valid scenario into account.
-    pub fn follow(&mut self, step: &StepKind) {
-        // A valid scenario's steps are all accepted; the index matters only to errors.
-        let _ = self.step(0, step);
-    }
-
     /// Take step `i` into account, or say what is wrong with it (and change nothing).
     pub fn step(&mut self, i: usize, kind: &StepKind) -> Result<(), String> {
         match kind {
