@@ -109,5 +109,11 @@ fn every_catalogue_counterexample_becomes_a_forced_scenario_that_reaches_it() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     // #22270 needs the deleted pod's event between the sync's list of its pods and the
     // expectations it records before its DELETE: one pass of the controller's code.
-    assert_eq!(unforceable, ["keep-expectation-on-failed-delete"]);
+    // create-while-deleting needs a status update to land before the garbage collector
+    // removes the orphan finalizer it could remove already; the runner releases the update
+    // once the namespace is quiet, and no gate holds the collector's requests.
+    assert_eq!(
+        unforceable,
+        ["create-while-deleting", "keep-expectation-on-failed-delete"]
+    );
 }

@@ -28,9 +28,16 @@
 //!
 //! The expectations' 5-minute expiry is forced by time (a wait, or a moved clock). What no
 //! step can force is reported instead, so that the scenario says which order a cluster
-//! takes: a delivery the run places between two steps of a sync that the controller takes in
-//! one pass of its code, such as the list of its pods and the expectations it records (the
-//! gate can place an event only before a sync starts or while one of its requests is held).
+//! takes:
+//! - a delivery the run places between two steps of a sync that the controller takes in
+//!   one pass of its code, such as the list of its pods and the expectations it records (the
+//!   gate can place an event only before a sync starts or while one of its requests is
+//!   held);
+//! - a held request the run lands before a write of the garbage collector (or the API
+//!   server's own) that was due already, where the order changes the request's answer: the
+//!   runner releases a held request once the namespace is quiet, and no gate holds those
+//!   writes, so they land first (create-while-deleting: a status update before the
+//!   collector removes the orphan finalizer).
 
 use crate::scenario::StepKind;
 use rsmc_spec::api::{Kind, RequestPattern};
@@ -427,6 +434,9 @@ fn late_requests(
             started + 1,
             first + 1
         ));
+        if let Some(first) = unheld_first(run, j) {
+            out.unforceable.push(first);
+        }
         let after = decided.max(run.step_before(j).map_or(0, |k| k + 1));
         wait_for_writes(run, out, after..j, Some(&sync), j);
         held.entry(Target::Requests(pattern.clone()))
@@ -587,6 +597,85 @@ fn late_events(
             ));
         }
     }
+}
+
+/// Whether writes no gate holds, which the run takes after the held request landing at `j`
+/// although they could be taken before, must come after it for the run to reach its safety
+/// violation; if so, what a cluster does instead. The runner releases a held request once
+/// the namespace is quiet, so the garbage collector's writes and the API server's own (the
+/// removal of a pod marked by a grace-0 delete) that are due then have landed first. The run
+/// is replayed in the model in that order, those writes first and its other actions as it
+/// took them (those the new order leaves without a move to make, such as the delivery of an
+/// event delivered already, skipped); where the replay breaks none of the properties the run
+/// broke, a cluster takes another order. (A run without a safety violation, a convergence
+/// counterexample, is not judged this way. The gate holds the collector's watch events, not
+/// its requests.)
+fn unheld_first(run: &Run, j: usize) -> Option<String> {
+    let broken = run.model.broken(run.states.last()?);
+    if broken.is_empty() {
+        return None;
+    }
+    let end = (j + 1..run.actions.len())
+        .find(|&i| run.is_step(i))
+        .unwrap_or(run.actions.len());
+    let mut state = run.states[j].clone();
+    let mut moved = Vec::new();
+    for g in j + 1..end {
+        let unheld = matches!(
+            run.actions[g],
+            Action::Gc { .. } | Action::RemoveMarkedPod { .. }
+        );
+        if !unheld || !run.writes(g) {
+            continue;
+        }
+        if let Some(next) = run.model.next_state(&state, run.actions[g].clone()) {
+            state = next;
+            moved.push(g);
+        }
+    }
+    if moved.is_empty() {
+        return None;
+    }
+    let landed = run.writes(j);
+    let before = state.api.rv;
+    let answer = match run.model.next_state(&state, run.actions[j].clone()) {
+        None => ", the request is not sent",
+        Some(next) => {
+            let answer = match (landed, next.api.rv > before) {
+                (true, false) => ", the request is refused",
+                (false, true) => ", the request is accepted",
+                _ => "",
+            };
+            state = next;
+            answer
+        }
+    };
+    let rest = (j + 1..run.actions.len()).filter(|i| !moved.contains(i));
+    for i in rest {
+        if run.model.broken(&state).iter().any(|p| broken.contains(p)) {
+            return None;
+        }
+        if let Some(next) = run.model.next_state(&state, run.actions[i].clone()) {
+            state = next;
+        }
+    }
+    if run.model.broken(&state).iter().any(|p| broken.contains(p)) {
+        return None;
+    }
+    Some(format!(
+        "the run lands step {}'s request before {} of the garbage collector{}, due already; the runner releases a held request once the namespace is quiet and no gate holds those writes, so on a cluster they come first{answer}, and the run's later steps do not break \"{}\"",
+        j + 1,
+        steps_named(&moved),
+        if moved
+            .iter()
+            .all(|&g| matches!(run.actions[g], Action::Gc { .. }))
+        {
+            ""
+        } else {
+            " and the API server"
+        },
+        broken.join("\", \""),
+    ))
 }
 
 /// The run's actions `actions` as its trace numbers them: "step 20", "steps 20, 21".

@@ -200,6 +200,16 @@ impl RsModel {
     pub fn moves(&self, s: &State, out: &mut Vec<Action>) {
         self.enabled(s, out);
     }
+
+    /// The safety properties `s` breaks, by name.
+    pub fn broken(&self, s: &State) -> Vec<&'static str> {
+        self.properties()
+            .into_iter()
+            .filter(|p| matches!(p.expectation, stateright::Expectation::Always))
+            .filter(|p| !(p.condition)(self, s))
+            .map(|p| p.name)
+            .collect()
+    }
 }
 
 impl Model for RsModel {
@@ -236,14 +246,7 @@ impl Model for RsModel {
     /// headed by the safety properties the state breaks.
     fn as_svg(&self, path: stateright::Path<State, Action>) -> Option<String> {
         let last = path.last_state();
-        let violated: Vec<&str> = self
-            .properties()
-            .iter()
-            .filter(|p| matches!(p.expectation, stateright::Expectation::Always))
-            .filter(|p| !(p.condition)(self, last))
-            .map(|p| p.name)
-            .collect();
-        Some(svg::svg(&last.api, &violated))
+        Some(svg::svg(&last.api, &self.broken(last)))
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
