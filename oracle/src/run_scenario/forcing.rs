@@ -34,10 +34,10 @@
 //!   gate can place an event only before a sync starts or while one of its requests is
 //!   held);
 //! - a held request the run lands before a write of the garbage collector (or the API
-//!   server's own) that was due already, where the order changes the request's answer: the
-//!   runner releases a held request once the namespace is quiet, and no gate holds those
-//!   writes, so they land first (create-while-deleting: a status update before the
-//!   collector removes the orphan finalizer).
+//!   server's own) that was due already, where the run needs that order to break its
+//!   property: the runner releases a held request once the namespace is quiet, and no gate
+//!   holds those writes, so they land first (create-while-deleting: a status update before
+//!   the collector removes the orphan finalizer).
 
 use crate::scenario::StepKind;
 use rsmc_spec::api::{Kind, RequestPattern};
@@ -650,16 +650,16 @@ fn unheld_first(run: &Run, j: usize) -> Option<String> {
             answer
         }
     };
-    let rest = (j + 1..run.actions.len()).filter(|i| !moved.contains(i));
-    for i in rest {
-        if run.model.broken(&state).iter().any(|p| broken.contains(p)) {
+    let breaks = |s: &State| run.model.broken(s).iter().any(|p| broken.contains(p));
+    for i in (j + 1..run.actions.len()).filter(|i| !moved.contains(i)) {
+        if breaks(&state) {
             return None;
         }
         if let Some(next) = run.model.next_state(&state, run.actions[i].clone()) {
             state = next;
         }
     }
-    if run.model.broken(&state).iter().any(|p| broken.contains(p)) {
+    if breaks(&state) {
         return None;
     }
     Some(format!(
@@ -697,10 +697,7 @@ fn steps_named(actions: &[usize]) -> String {
 /// its actors where the run does at the sync's last step replayed ([`same_outcome`]).
 fn commutes_with_sync(run: &Run, sync: &SyncId, d: usize, upto: Option<usize>) -> bool {
     let next_start = (d + 1..run.actions.len())
-        .find(|&i| {
-            matches!(run.actions[i], Action::StartSync { .. })
-                && run.sync_of(i).as_ref() == Some(sync)
-        })
+        .find(|&i| run.starts(i, sync))
         .unwrap_or(run.actions.len());
     let ours: Vec<usize> = (d + 1..next_start)
         .filter(|&i| run.sync_of(i).as_ref() == Some(sync))

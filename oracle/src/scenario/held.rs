@@ -3,9 +3,10 @@
 //!
 //! Validation reads it to check that a release names something held, a hold something
 //! not yet held, an await of a held request a request held, and that every hold of requests
-//! is released. The import checks a recording's fault marks with it and reads it to know where a quiet gap may be a settle point (nothing held), and
-//! the runner to know which ReplicaSets' status may lag at a settle point because the runner
-//! itself keeps the controller from writing it.
+//! is released. The import checks a recording's fault marks with it and reads it to know
+//! where a quiet gap may be a settle point (nothing held), and the runner to know which
+//! ReplicaSets' status may lag at a settle point because the runner itself keeps the
+//! controller from writing it.
 
 use super::{resource_name, StepKind};
 use rsmc_spec::api::pattern::{Resource, Verb};
