@@ -157,7 +157,7 @@ fn write(imported: &Imported, dir: &Path, force: bool) -> Result<String, String>
         .map_err(|e| format!("{}: {e}", observed_path.display()))?;
     let s = &imported.summary;
     Ok(format!(
-        "{name}: namespace {}, lines {}–{}: {} writes ({} refused, {} of them kept as steps expected to be refused, {} answered with a server error, {} invisible to the model), {} steps, {} settle points, {} events{}\n  rsmc oracle --scenario {} --observed {}",
+        "{name}: namespace {}, lines {}–{}: {} writes ({} refused, {} of them kept as steps expected to be refused, {} answered with a server error ({} of them unconfirmed: judged both ways), {} invisible to the model), {} steps, {} settle points, {} events{}\n  rsmc oracle --scenario {} --observed {}",
         s.namespace,
         s.first_line,
         s.last_line,
@@ -165,6 +165,7 @@ fn write(imported: &Imported, dir: &Path, force: bool) -> Result<String, String>
         s.refused,
         s.refused_steps,
         s.lost,
+        s.unconfirmed,
         s.invisible,
         s.steps,
         s.segments,

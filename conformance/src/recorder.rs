@@ -181,6 +181,7 @@ impl Recorder {
                 step,
                 object: e.object,
                 floating: false,
+                unconfirmed: false,
             });
         }
         out

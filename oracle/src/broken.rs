@@ -370,6 +370,7 @@ mod tests {
             resource_version: 0,
             object: Object::Pod(Arc::new(pod)),
             floating: false,
+            unconfirmed: false,
         }
     }
 
@@ -463,6 +464,7 @@ mod tests {
             resource_version: 0,
             object: Object::ReplicaSet(Arc::new(orphaning)),
             floating: false,
+            unconfirmed: false,
         };
         let before = cluster(rs(1), vec![pod("a", 2, true)]);
         let mut seen_orphaning = rs(1);
@@ -474,6 +476,7 @@ mod tests {
             resource_version: 0,
             object: Object::ReplicaSet(Arc::new(seen_orphaning)),
             floating: false,
+            unconfirmed: false,
         };
         let events = [marked, owner_gone, gone];
         let sem = Profile::K8s120.semantics();

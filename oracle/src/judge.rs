@@ -135,6 +135,10 @@ pub struct Verdict {
     /// not say.
     #[serde(skip_serializing_if = "is_zero")]
     pub floating_moved: usize,
+    /// How the verdict read each write the recording does not confirm (`unconfirmed` in
+    /// the observed trace: its sender got no answer), one line each ([`crate::readings`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unconfirmed: Vec<String>,
 }
 
 impl Verdict {
@@ -162,6 +166,9 @@ pub enum JudgeError {
     /// The witness search stopped at its budget: how far it got.
     #[error(transparent)]
     Unwitnessed(#[from] witness::Unfinished),
+    /// The recording's unconfirmed writes cannot be read ([`crate::readings`]).
+    #[error("{0}")]
+    Unconfirmed(String),
 }
 
 impl JudgeError {
@@ -211,7 +218,46 @@ pub enum Method {
 ///
 /// A step the scenario expects to be refused that the cluster did not refuse so makes the
 /// run not conform, whatever the search found ([`crate::refusals`]).
+///
+/// A recording with writes it does not confirm is judged in each of its readings
+/// ([`crate::readings`]), until one conforms.
 pub fn judge_with(
+    subject: &Subject,
+    observed: &Observed,
+    budget: &Budget,
+    method: Method,
+) -> Result<Verdict, JudgeError> {
+    let readings = crate::readings::readings(observed).map_err(JudgeError::Unconfirmed)?;
+    if readings.is_empty() {
+        return judge_reading(subject, observed, budget, method);
+    }
+    let count = readings.len();
+    let mut first = None;
+    for reading in readings {
+        let judged = judge_reading(subject, &reading.observed, budget, method).map(|v| Verdict {
+            unconfirmed: reading.taken,
+            ..v
+        });
+        match judged {
+            Ok(v) if v.conforms => return Ok(v),
+            other => {
+                first.get_or_insert(other);
+            }
+        }
+    }
+    let mut verdict = first.expect("a recording has at least one reading")?;
+    let none = format!(
+        "no reading of the writes the recording does not confirm conforms ({count} readings judged, each write committed or not); shown: the trace as written"
+    );
+    verdict.note = Some(match verdict.note.take() {
+        Some(note) => format!("{none}; {note}"),
+        None => none,
+    });
+    Ok(verdict)
+}
+
+/// [`judge_with`] on one reading of a recording.
+fn judge_reading(
     subject: &Subject,
     observed: &Observed,
     budget: &Budget,
@@ -533,6 +579,7 @@ fn witnessed(
         }),
         witness_nodes: explored,
         floating_moved: moved,
+        unconfirmed: Vec::new(),
     })
 }
 
@@ -611,6 +658,7 @@ fn unexplained(
         note: Some(why),
         witness_nodes: 0,
         floating_moved: 0,
+        unconfirmed: Vec::new(),
     }
 }
 
@@ -788,6 +836,7 @@ fn exhaustive(
         note: None,
         witness_nodes: 0,
         floating_moved: 0,
+        unconfirmed: Vec::new(),
     })
 }
 
@@ -1030,6 +1079,12 @@ pub fn render(v: &Verdict) -> String {
             "the run makes {} recorded {writes} later than the import put {them}: the recording leaves {their} place open (a deletion's mark whose version the audit log omits)\n",
             v.floating_moved
         ));
+    }
+    if !v.unconfirmed.is_empty() {
+        out.push_str("\nwrites the recording does not confirm (their sender got no answer):\n");
+        for line in &v.unconfirmed {
+            out.push_str(&format!("    {line}\n"));
+        }
     }
     if let Some(note) = &v.note {
         out.push_str(&format!("\nnote: {note}\n"));

@@ -18,6 +18,7 @@ pub mod judge;
 pub mod manifest;
 pub mod observed;
 pub mod prepared;
+pub mod readings;
 pub mod refusals;
 pub mod render;
 pub mod replay;

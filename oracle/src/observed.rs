@@ -20,6 +20,8 @@
 //!                                           //   ReplicaSet or v1 Pod, with kind/apiVersion)
 //!           "floating": true                // optional: the recording gives only the earliest
 //!                                           //   place of this event (see below)
+//!           "unconfirmed": true             // optional: the recording does not say whether
+//!                                           //   this write was committed at all (see below)
 //!         }, …
 //!       ],
 //!       "refused": [                        // optional: requests of the segment's apply,
@@ -50,6 +52,15 @@
 //! have been committed anywhere from there up to the next event of the same object, so the
 //! oracle lets a model run make it at any point of that stretch, and takes whichever point a
 //! run needs. A runner's own recording, ordered by the watch, never has it.
+//!
+//! `unconfirmed` is for a write whose client got no answer (a server error, a connection cut
+//! as its sender was killed) and that nothing later in the recording confirms or rules out:
+//! the API server may have committed it anyway. The events of such a write are written as if
+//! it was committed, and must be the last events of their object in the trace, with the
+//! settle points after them listing the object as they leave it. The oracle judges every
+//! reading (each such write committed or not: then its events are left out and the object
+//! is as it was before them at every later settle point), and takes one a model run
+//! produces; the verdict says which ([`crate::readings`]).
 //!
 //! `refused` is how a step that the scenario expects to be refused (`refused: Invalid`) is
 //! judged on the cluster's side: a refused request writes nothing, so only the runner that
@@ -111,6 +122,9 @@ pub struct RawEvent {
     /// there or later, before the next event of the same object (see the schema above).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub floating: bool,
+    /// The recording does not say whether this write was committed (see the schema above).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unconfirmed: bool,
 }
 
 /// The objects at a settle point, as listed.
@@ -164,6 +178,8 @@ pub struct Event {
     pub object: Object,
     /// Placed at the earliest point the recording allows ([`RawEvent::floating`]).
     pub floating: bool,
+    /// Perhaps never committed ([`RawEvent::unconfirmed`]).
+    pub unconfirmed: bool,
 }
 
 /// The objects at a settle point, abstracted.
@@ -275,6 +291,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
                         resource_version: rv,
                         object,
                         floating: e.floating,
+                        unconfirmed: e.unconfirmed,
                     });
                 }
                 Some(out)
@@ -305,11 +322,13 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
             settled,
         });
     }
-    Ok(Observed {
+    let observed = Observed {
         scenario: raw.scenario,
         cluster: raw.cluster,
         segments,
-    })
+    };
+    crate::readings::check(&observed).map_err(|m| InputError::in_file(file, m))?;
+    Ok(observed)
 }
 
 /// Where the abstraction gets the model's small UID for a real one. A recording keeps every

@@ -14,7 +14,7 @@ use rsmc_oracle::error::InputError;
 use rsmc_oracle::import::writer::Attribution;
 use rsmc_oracle::import::{AuditLog, Imported, Options, SignedDuration};
 use rsmc_oracle::judge::render;
-use rsmc_oracle::observed;
+use rsmc_oracle::observed::{self, EventType};
 use rsmc_oracle::scenario;
 use rsmc_spec::budget::Budget;
 use rsmc_spec::liveness::converged::Condition;
@@ -213,6 +213,56 @@ fn a_patch_whose_answer_was_lost_is_seen_by_what_follows() {
         let v = judged(&imported);
         assert!(v.conforms, "{release}: {}", render(&v));
     }
+}
+
+/// A controller's pod delete answered 504 as the runner restarted the controller (CI,
+/// 2026-11-28, v1.35.4: the suite's re-judging failed on it): the pod was gone, but nothing
+/// later in the log writes it, so the log does not say. The import writes its removal marked
+/// unconfirmed, and the oracle reads it as committed, as the model's run has it (the
+/// controller's next status counts two pods). With a later write to the pod refused as
+/// `NotFound`, the log does say: the removal is confirmed.
+#[test]
+fn a_delete_whose_answer_was_lost_is_judged_both_ways() {
+    let name = "delete-of-a-released-pod.lost-delete.v1.35.4";
+    let lost = imported(name, |_| {});
+    assert_eq!((lost.summary.lost, lost.summary.unconfirmed), (1, 1));
+    let removal: Vec<(EventType, bool)> = lost.observed.segments[0]
+        .events
+        .iter()
+        .flatten()
+        .filter(|e| e.object["metadata"]["name"] == "frontend-wmqdv" && e.step.is_none())
+        .map(|e| (e.event_type, e.unconfirmed))
+        .collect();
+    assert_eq!(
+        removal[1..],
+        [(EventType::Modified, true), (EventType::Deleted, true)]
+    );
+    let v = judged(&lost);
+    assert!(v.conforms, "{}", render(&v));
+    assert_eq!(
+        v.unconfirmed,
+        ["the deletion of pod/frontend-wmqdv: read as committed"]
+    );
+
+    let confirmed = imported(name, |lines| {
+        // The garbage collector's orphaning patch of another pod, sent to this one.
+        let at = lines
+            .iter()
+            .position(|l| l["verb"] == "patch" && l["objectRef"]["name"] == "frontend-pbh7g")
+            .unwrap();
+        let mut gone = lines[at].clone();
+        gone["objectRef"]["name"] = "frontend-wmqdv".into();
+        gone["responseStatus"] = json!({"code": 404, "reason": "NotFound"});
+        gone.as_object_mut().unwrap().remove("responseObject");
+        lines.insert(at + 1, gone);
+    });
+    assert_eq!(
+        (confirmed.summary.lost, confirmed.summary.unconfirmed),
+        (1, 0)
+    );
+    let v = judged(&confirmed);
+    assert!(v.conforms, "{}", render(&v));
+    assert!(v.unconfirmed.is_empty());
 }
 
 /// The observed trace an import writes reads back, with every event's version renumbered in

@@ -10,6 +10,7 @@ use rsmc_spec::budget::Budget;
 use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{ADOPTION_RULES, NO_OVER_CREATION, SCALE_DOWN_RANKED};
 use rsmc_spec::profile::Profile;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -336,5 +337,123 @@ fn an_events_step_that_no_writing_step_of_its_segment_can_be_is_bad_input() {
             "segments[0].events[0].step: step 9 does not exist: the scenario has 5 steps, numbered from 0"
         ),
         "{past}"
+    );
+}
+
+// Writes a recording does not confirm (`unconfirmed` in an observed trace: their sender got
+// no answer, and nothing later shows whether they were committed) are judged both ways: the
+// verdict takes the reading a model run produces and says which it took.
+
+/// `frontend.observed.json` (three pods made, bound and Ready) with a controller's deletion
+/// of frontend-m2c8t added after its last write, as the import writes a delete whose answer
+/// was lost: the mark and the removal, the settled state without the pod. The cluster never
+/// deleted it, and `doctor` may change the result further.
+fn add_a_lost_delete(trace: &mut Value, unconfirmed: bool) {
+    let last = &mut trace["segments"][1];
+    let events = last["events"].as_array_mut().unwrap();
+    let mut pod = events[5]["object"].clone();
+    assert_eq!(pod["metadata"]["name"], "frontend-m2c8t");
+    pod["metadata"]["deletionTimestamp"] = "2026-11-22T10:00:09Z".into();
+    pod["metadata"]["deletionGracePeriodSeconds"] = 0.into();
+    for (event_type, version) in [("MODIFIED", "2001"), ("DELETED", "2002")] {
+        let mut object = pod.clone();
+        object["metadata"]["resourceVersion"] = version.into();
+        let mut event = serde_json::json!({"type": event_type, "object": object});
+        if unconfirmed {
+            event["unconfirmed"] = true.into();
+        }
+        events.push(event);
+    }
+    let pods = last["settled"]["pods"].as_array_mut().unwrap();
+    pods.retain(|p| p["metadata"]["name"] != "frontend-m2c8t");
+}
+
+/// [`add_a_lost_delete`] and `doctor` on frontend's trace, read.
+fn with_a_lost_delete(
+    unconfirmed: bool,
+    doctor: impl FnOnce(&mut Value),
+) -> Result<observed::Observed, String> {
+    let text =
+        std::fs::read_to_string(root().join("tests/observed/frontend.observed.json")).unwrap();
+    let mut trace: Value = serde_json::from_str(&text).unwrap();
+    add_a_lost_delete(&mut trace, unconfirmed);
+    doctor(&mut trace);
+    observed::parse(
+        Path::new("doctored.observed.json"),
+        &serde_json::to_string(&trace).unwrap(),
+    )
+    .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_write_the_recording_does_not_confirm_is_read_as_a_model_run_has_it() {
+    // Taken as committed, the deletion is a controller deleting a pod of a ReplicaSet that
+    // has exactly its replicas: no model run does that.
+    let confirmed = judged_frontend(|t| add_a_lost_delete(t, false)).unwrap();
+    assert!(!confirmed.conforms, "{}", render(&confirmed));
+    assert!(confirmed.unconfirmed.is_empty());
+
+    // Unconfirmed, the reading where it was not committed is the cluster's run.
+    let v = judged_frontend(|t| add_a_lost_delete(t, true)).unwrap();
+    assert!(v.conforms, "{}", render(&v));
+    assert_eq!(
+        v.unconfirmed,
+        ["the deletion of pod/frontend-m2c8t: read as not committed"]
+    );
+    assert!(render(&v).contains("writes the recording does not confirm"));
+}
+
+#[test]
+fn no_reading_that_conforms_is_a_divergence_of_the_trace_as_written() {
+    // The settled status then claims 1 replica: wrong whether the deletion was committed or
+    // not.
+    let v = judged_frontend(|trace| {
+        add_a_lost_delete(trace, true);
+        let rs = &mut trace["segments"][1]["settled"]["replicasets"][0];
+        rs["status"]["replicas"] = 1.into();
+    })
+    .unwrap();
+    assert!(!v.conforms, "{}", render(&v));
+    assert_eq!(
+        v.unconfirmed,
+        ["the deletion of pod/frontend-m2c8t: read as committed"]
+    );
+    let note = v.note.clone().unwrap_or_default();
+    assert!(
+        note.contains(
+            "no reading of the writes the recording does not confirm conforms (2 readings judged"
+        ),
+        "{}",
+        render(&v)
+    );
+}
+
+#[test]
+fn unconfirmed_writes_that_a_later_write_settles_are_refused_naming_the_event() {
+    // A later write to the pod shows whether the delete was committed.
+    let later = with_a_lost_delete(true, |trace| {
+        let events = trace["segments"][1]["events"].as_array_mut().unwrap();
+        let mut again = events[5].clone();
+        again["object"]["metadata"]["resourceVersion"] = "2003".into();
+        events.push(again);
+    });
+    let e = later.unwrap_err();
+    assert!(
+        e.contains("segments[1].events[9]: pod/frontend-m2c8t is written after segments[1].events[7], which is unconfirmed"),
+        "{e}"
+    );
+
+    // The settle point after it lists the pod the unconfirmed deletion removed.
+    let listed = with_a_lost_delete(true, |trace| {
+        let pod = trace["segments"][1]["events"][5]["object"].clone();
+        let pods = trace["segments"][1]["settled"]["pods"]
+            .as_array_mut()
+            .unwrap();
+        pods.push(pod);
+    });
+    let e = listed.unwrap_err();
+    assert!(
+        e.contains("segments[1].settled: pod/frontend-m2c8t is listed, but the deletion of pod/frontend-m2c8t is unconfirmed"),
+        "{e}"
     );
 }

@@ -126,6 +126,13 @@ impl Objects {
         self.live.insert(key(kind, &name), object);
     }
 
+    /// Take the object `name` of `kind` as removed by a delete whose answer the log lost (see
+    /// [`super::lost_delete`]).
+    pub fn remove_lost(&mut self, kind: Kind, name: &str) {
+        self.live.remove(&key(kind, name));
+        self.born.remove(&key(kind, name));
+    }
+
     /// Every live object, as a settle point lists them.
     pub fn snapshot(&self) -> RawSnapshot {
         let mut out = RawSnapshot::default();

@@ -19,7 +19,9 @@
 //!    request reached the API server as a write: `kubectl scale` of a ReplicaSet that is
 //!    gone fails on its read first, which the policy does not log. A system's write
 //!    answered with a server error may have been committed all the same, as a later delete
-//!    shows (`Importer::committed_despite_a_lost_answer`);
+//!    shows (`Importer::committed_despite_a_lost_answer`); a controller's pod delete so
+//!    answered is followed as what comes after it shows, and where nothing does, as
+//!    committed but `unconfirmed`, for the oracle to judge both readings ([`lost_delete`]);
 //! 4. every segment ends with a `settle` step, whose observed objects are the live objects as
 //!    the writes left them.
 //!
@@ -33,6 +35,7 @@ pub mod entry;
 pub mod history;
 pub mod infer;
 pub mod judged;
+pub mod lost_delete;
 mod order;
 pub mod watch;
 pub mod watched;
@@ -104,6 +107,8 @@ pub struct Summary {
     /// Of the refused, those kept as steps expected to be refused.
     pub refused_steps: usize,
     pub lost: usize,
+    /// Of those, the ones the recording does not settle, marked `unconfirmed` in the trace.
+    pub unconfirmed: usize,
     /// Clients' writes that changed nothing the model has (no step, no event).
     pub invisible: usize,
     pub segments: usize,
@@ -252,9 +257,9 @@ impl Recording {
             .as_deref()
             .and_then(rsmc_spec::gates::release_minor)
             .is_none_or(|minor| minor >= 26);
-        for segment in &segments {
+        for (k, segment) in segments.iter().enumerate() {
             importer
-                .segment(segment, &mut summary)
+                .segment(segment, &segments[k + 1..], &mut summary)
                 .map_err(|(file, line, message)| {
                     InputError::at(
                         &self.paths[file],
@@ -528,14 +533,54 @@ impl Importer {
                 step: None,
                 object,
                 floating: false,
+                unconfirmed: false,
             },
         })
     }
 
-    /// One segment's writes and faults: its events, its steps and its settle point.
+    /// The events of a system's pod delete whose answer was lost, when it removes the pod at
+    /// once and what comes after it (`later`) does not show it was not committed
+    /// ([`lost_delete`]).
+    fn lost_delete<'a, 'b>(
+        &mut self,
+        r: &'a Request,
+        later: impl Iterator<Item = &'b Entry>,
+        summary: &mut Summary,
+    ) -> Vec<Unordered<'a>> {
+        let outcome = lost_delete::outcome(r, later);
+        let name = r.name.as_deref().unwrap_or_default();
+        let changes = match (outcome, self.objects.get(r.kind, name)) {
+            (lost_delete::Outcome::NotCommitted, _) | (_, None) => None,
+            (_, Some(pod)) => lost_delete::removal(r, pod),
+        };
+        let Some(changes) = changes else {
+            return Vec::new();
+        };
+        self.objects.remove_lost(r.kind, name);
+        let unconfirmed = outcome == lost_delete::Outcome::Unknown;
+        summary.unconfirmed += usize::from(unconfirmed);
+        changes
+            .into_iter()
+            .map(|c| Unordered {
+                request: r,
+                version: None,
+                event: RawEvent {
+                    event_type: c.event_type,
+                    step: None,
+                    object: c.object,
+                    floating: false,
+                    unconfirmed,
+                },
+            })
+            .collect()
+    }
+
+    /// One segment's writes and faults: its events, its steps and its settle point;
+    /// `after`, the segments that follow it.
     fn segment(
         &mut self,
         entries: &[Entry],
+        after: &[Vec<Entry>],
         summary: &mut Summary,
     ) -> Result<(), (usize, usize, String)> {
         let mut events = Vec::new();
@@ -544,7 +589,7 @@ impl Importer {
         let mut last_client_step: Option<(usize, k8s_openapi::jiff::Timestamp)> = None;
         // Creates answered with a server error: they may have created the object all the same.
         let mut lost: Vec<&Request> = Vec::new();
-        for e in entries {
+        for (i, e) in entries.iter().enumerate() {
             let r: &Request = match e {
                 Entry::Write(r) => r,
                 Entry::Fault { step, .. } => {
@@ -561,6 +606,9 @@ impl Importer {
                 if r.code >= 500 {
                     summary.lost += 1;
                     lost.push(r);
+                    let later = entries[i + 1..].iter().chain(after.iter().flatten());
+                    let removal = self.lost_delete(r, later, summary);
+                    events.extend(removal);
                 } else {
                     summary.refused += 1;
                     let client = matches!(r.writer, Writer::Client(_));
@@ -617,6 +665,7 @@ impl Importer {
                         step,
                         object: change.object,
                         floating: change.floating,
+                        unconfirmed: false,
                     },
                 });
             }
