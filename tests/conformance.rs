@@ -80,6 +80,51 @@ fn scenarios_about_gates_conform_on_v1_37_with_the_gates_off() {
     }
 }
 
+/// A run that stops (here at an await of a request the controller never sends) stops with
+/// its holds set; the runner releases them before the next scenario of the same `rsmc
+/// conform`, which needs nothing held and conforms. Before, the holds stayed: the next
+/// scenario's controller never saw its pods (the catalogue's columns on v1.37.2, 2026-11-28).
+#[test]
+fn a_stopped_run_leaves_nothing_held_for_the_next() {
+    let _one = ONE_RELEASE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut cluster = Cluster::up("stopped", &["--kubernetes", "1.37"]);
+    let dir = cluster.state.with_extension("scenarios");
+    std::fs::create_dir_all(&dir).unwrap();
+    let web = |replicas: u32| {
+        format!("  - apply: {{manifest: {{apiVersion: apps/v1, kind: ReplicaSet, metadata: {{name: web}}, spec: {{replicas: {replicas}, selector: {{matchLabels: {{app: web}}}}, template: {{metadata: {{labels: {{app: web}}}}, spec: {{containers: [{{name: c, image: registry.k8s.io/pause:3.9}}]}}}}}}}}}}\n")
+    };
+    // Run alone in the order given (each holds something), the first before the second.
+    let stops = format!(
+        "name: a-stops-with-its-holds-set\nsteps:\n{}  - settle\n  - hold: pods\n  - hold: {{requests: {{verb: delete, resource: pods}}}}\n  - await: {{held: {{verb: delete, resource: pods}}}}\n  - release: {{requests: {{verb: delete, resource: pods}}}}\n  - release: pods\n  - settle\n",
+        web(1)
+    );
+    let next = format!(
+        "name: b-needs-nothing-held\nsteps:\n  - hold: replicasets\n  - release: replicasets\n{}  - settle\n",
+        web(2)
+    );
+    std::fs::write(dir.join("a-stops-with-its-holds-set.yaml"), stops).unwrap();
+    std::fs::write(dir.join("b-needs-nothing-held.yaml"), next).unwrap();
+    let report = Report(cluster.state.with_extension("report"));
+    let (runs, code, output) = conform(
+        &cluster,
+        &["--settle-timeout", "10", dir.to_str().unwrap()],
+        &report.0,
+    );
+    assert_eq!(runs.len(), 2, "{output}");
+    let stopped = runs[0]["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        runs[0]["scenario"] == "a-stops-with-its-holds-set" && stopped.contains("the controller did not send one"),
+        "the first run stops at its await: {output}"
+    );
+    let failing = nonconforming(&runs[1..], &report.0);
+    assert!(failing.is_empty(), "{}\n{output}", failing.join("\n"));
+    assert_eq!(code, Some(1), "{output}");
+    let _ = std::fs::remove_dir_all(&dir);
+    cluster.down_and_check();
+}
+
 /// A conformance report directory (or the run's audit log), removed when dropped, kept when
 /// a test fails (its recordings are what a failure is investigated with).
 struct Report(PathBuf);

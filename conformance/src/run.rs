@@ -202,6 +202,21 @@ pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
         }
     }
     let result = steps_and_settles(target, prepared, &mut out).await;
+    if runs_alone(prepared) {
+        // A hold is the run's own: one that stopped (an await that timed out, a settle that
+        // never came) stops with its holds set, and the next scenario of the same `rsmc
+        // conform` would start with the controller's events or requests held (seen on
+        // v1.37.2: the scenario after a stopped one diverged). Released before the
+        // namespace goes, so held requests of the namespace land or fail now.
+        for gate in target.gate.iter().chain(&target.gc_gate) {
+            if let Err(e) = gate.release_all().await {
+                out.error.get_or_insert(RunError {
+                    broken: true,
+                    message: format!("cannot release what the run held at the gates: {e}"),
+                });
+            }
+        }
+    }
     delete_namespace(target, &out.namespace).await;
     match result {
         Ok(raw) => out.observed = Some(raw),
