@@ -17,6 +17,11 @@
 //!   started from a cache without it. The events of its type are held from before the write
 //!   that makes it until the run delivers it, and the stale sync must have started before the
 //!   release: the runner awaits that sync's held request, or settles.
+//! - **A late sync.** A key is queued and a worker is idle, yet the run starts the sync only
+//!   after a user's write (the counterexample's sync then reads that write). On a cluster the
+//!   worker takes the key at once, before the write. The events whose delivery queued the key
+//!   are held from before their write until after the last such step, so the key is queued
+//!   only then.
 //! - **A late event to the garbage collector.** The collector acts from a graph that lacks
 //!   an event (an orphaning that misses a just-created dependent, #26120): its events of that
 //!   type are held (`hold: {garbage-collector: pods}`; the local control plane runs it in a
@@ -291,6 +296,7 @@ pub(super) fn forcing(
     let mut held: BTreeMap<Target, Vec<Interval>> = BTreeMap::new();
     let mut late = late_requests(&run, &mut out, &mut held);
     late_events(&run, &mut out, &mut held, &mut late, started);
+    late_syncs(&run, &mut out, &mut held);
     for r in &late {
         out.inserts.push(Insert {
             at: r.await_at,
@@ -595,6 +601,89 @@ fn late_events(
                 "step {} expires the expectations of {key}: the runner waits the 5 minutes out (a controller run with `rsmc conform --moved-clock` has its clock moved on instead)",
                 i + 1
             ));
+        }
+    }
+}
+
+/// Syncs the run starts later than a cluster would: after a user's write that its cache has
+/// delivered, with the key queued and a worker idle since a delivery before it (see the
+/// module docs). Forced only
+/// where the controller starts no other sync meanwhile (holding the events would delay it
+/// too).
+fn late_syncs(run: &Run, out: &mut Forcing, held: &mut BTreeMap<Target, Vec<Interval>>) {
+    for (s, action) in run.actions.iter().enumerate() {
+        let Action::StartSync {
+            controller, key, ..
+        } = action
+        else {
+            continue;
+        };
+        let startable = |i: usize| {
+            let mut enabled = Vec::new();
+            run.model.actions(&run.states[i], &mut enabled);
+            enabled.iter().any(|a| {
+                matches!(a, Action::StartSync { controller: c, key: k, .. } if c == controller && k == key)
+            })
+        };
+        // The action after which the sync could start, and stayed startable until it did.
+        let Some(queued) = (0..s).rev().find(|&i| !startable(i)) else {
+            continue;
+        };
+        let Action::Deliver { watcher, kind } = run.actions[queued] else {
+            continue;
+        };
+        if watcher != Watcher::Controller(*controller) {
+            continue;
+        }
+        // The user's writes the sync reads from its cache: a sync that starts after a write
+        // it has not seen reads what it would have read before it.
+        let cache = &run.states[s].controllers[*controller as usize].seen;
+        let late: Vec<usize> = (queued + 1..s)
+            .filter(|&i| run.is_step(i) && run.writes(i))
+            .filter(|&i| {
+                let (before, after) = (&run.states[i].api, &run.states[i + 1].api);
+                let kind = if before.replicasets != after.replicasets {
+                    Kind::ReplicaSet
+                } else {
+                    Kind::Pod
+                };
+                cache.get(kind) >= after.rv
+            })
+            .collect();
+        let Some(&last) = late.last() else { continue };
+        let rv = run.states[queued + 1].controllers[*controller as usize]
+            .seen
+            .get(kind);
+        // Written by an action of the run, or one of the objects it starts with: held from
+        // before those.
+        let from = (0..queued)
+            .find(|&i| run.states[i + 1].api.rv >= rv)
+            .map_or(0, |written| run.events_held_from(written, watcher, kind));
+        let other_sync = (from..=last).any(|i| {
+            matches!(&run.actions[i], Action::StartSync { controller: c, .. } if c == controller)
+        });
+        if other_sync {
+            continue;
+        }
+        let to = Recipient::of(watcher);
+        out.reasons.push(format!(
+            "{} events held from the {to}: the sync of {key} the run starts at step {} could start after step {}'s delivery, before {}; on a cluster an idle worker takes the key at once",
+            kind.resource_name(),
+            s + 1,
+            queued + 1,
+            steps_named(&late).replacen("step", "the write of step", 1)
+        ));
+        held.entry(Target::Events(to, kind))
+            .or_default()
+            .push(Interval {
+                from,
+                to: last + 1,
+                sent: None,
+            });
+        // The sync starts at the release; what it writes before the run's next step has
+        // happened before that step (and before any hold set there).
+        if let Some(next) = (s + 1..run.actions.len()).find(|&i| run.is_step(i)) {
+            wait_for_writes(run, out, s..next, None, next);
         }
     }
 }
