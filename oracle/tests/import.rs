@@ -263,6 +263,33 @@ fn a_delete_whose_answer_was_lost_is_judged_both_ways() {
     let v = judged(&confirmed);
     assert!(v.conforms, "{}", render(&v));
     assert!(v.unconfirmed.is_empty());
+
+    // v1.37.2 (CI, 2026-11-28): the DELETE of pod1 answered 504 having committed its mark and
+    // not the removal; the garbage collector's patch then answered with pod1 marked, and
+    // removed it. Read with the mark as the collector's, no model run made it.
+    let marked = imported("delete-of-a-released-pod.lost-removal.v1.37.2", |_| {});
+    assert_eq!((marked.summary.lost, marked.summary.unconfirmed), (1, 0));
+    let pod1: Vec<(EventType, bool, bool)> = marked.observed.segments[0]
+        .events
+        .iter()
+        .flatten()
+        .filter(|e| e.object["metadata"]["name"] == "pod1" && e.step.is_none())
+        .map(|e| {
+            let meta = &e.object["metadata"];
+            let owned = meta["ownerReferences"][0]["name"] == "frontend";
+            (e.event_type, owned, !meta["deletionTimestamp"].is_null())
+        })
+        .collect();
+    assert_eq!(
+        pod1,
+        [
+            (EventType::Modified, true, false),
+            (EventType::Modified, true, true),
+            (EventType::Deleted, true, true)
+        ]
+    );
+    let v = judged(&marked);
+    assert!(v.conforms, "{}", render(&v));
 }
 
 /// The observed trace an import writes reads back, with every event's version renumbered in

@@ -8,7 +8,11 @@
 //! import's objects, and the controller's next status (which no longer counted it) was no
 //! model write. What follows the delete in the recording says what it did:
 //! - the next write to the same pod refused as `NotFound`, or a create of its name: committed;
-//! - the next write to it accepted: not committed (that write's answer is the pod);
+//! - the next write to it accepted, its answer marked for deletion where the import's pod is
+//!   not: the delete committed its mark and not the removal (the mark with a grace period
+//!   of 0 and the removal are two storage writes, and the cut came between them; v1.37.2:
+//!   the garbage collector's orphaning patch then read the marked pod and removed it);
+//! - the next write to it accepted otherwise: not committed (that write's answer is the pod);
 //! - no later write to it: the recording does not say. The import writes the delete's events
 //!   as committed and marks them `unconfirmed`, and the oracle judges both readings
 //!   ([`crate::readings`]).
@@ -28,17 +32,20 @@ use rsmc_spec::api::Kind;
 use serde_json::Value;
 
 /// What the recording says a lost delete did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     Committed,
+    /// Its mark was committed, not its removal: the metadata of the pod as the next write's
+    /// answer shows it marked.
+    Marked(Value),
     NotCommitted,
     /// Nothing later shows it.
     Unknown,
 }
 
-/// What the lost delete `r` did, by the first later write to its pod that says (`later`: the
-/// recording's entries after it).
-pub fn outcome<'a>(r: &Request, later: impl Iterator<Item = &'a Entry>) -> Outcome {
+/// What the lost delete `r` of `pod` (as the import has it) did, by the first later write to
+/// it that says (`later`: the recording's entries after it).
+pub fn outcome<'a>(r: &Request, pod: &Value, later: impl Iterator<Item = &'a Entry>) -> Outcome {
     for e in later {
         let Entry::Write(w) = e else { continue };
         if w.kind != r.kind {
@@ -56,16 +63,24 @@ pub fn outcome<'a>(r: &Request, later: impl Iterator<Item = &'a Entry>) -> Outco
             return Outcome::Committed;
         }
         if w.accepted() {
-            return Outcome::NotCommitted;
+            let answer = w.response.as_ref().map(|o| &o["metadata"]);
+            let marked = answer.filter(|m| !m["deletionTimestamp"].is_null());
+            return match marked {
+                Some(m) if pod["metadata"]["deletionTimestamp"].is_null() => {
+                    Outcome::Marked(m.clone())
+                }
+                _ => Outcome::NotCommitted,
+            };
         }
     }
     Outcome::Unknown
 }
 
 /// The events of the lost delete `r` of `pod` had it been committed, when it removes the pod
-/// at once; `None` for anything else (a graceful delete, a ReplicaSet, a client's delete,
-/// whose step the import would have to infer).
-pub fn removal(r: &Request, pod: &Value) -> Option<Vec<Change>> {
+/// at once (only its mark, as `marked` has it, when that is all it committed); `None` for
+/// anything else (a graceful delete, a ReplicaSet, a client's delete, whose step the import
+/// would have to infer).
+pub fn removal(r: &Request, pod: &Value, marked: Option<&Value>) -> Option<Vec<Change>> {
     let system = matches!(
         r.writer,
         Writer::ReplicaSetController | Writer::GarbageCollector
@@ -91,17 +106,35 @@ pub fn removal(r: &Request, pod: &Value) -> Option<Vec<Change>> {
     if finalizers || !at_once || !precondition("uid") || !precondition("resourceVersion") {
         return None;
     }
-    let mut marked = pod.clone();
-    marked["metadata"]["deletionTimestamp"] = r.received.to_string().into();
-    marked["metadata"]["deletionGracePeriodSeconds"] = 0.into();
+    let mut object = pod.clone();
+    let meta = &mut object["metadata"];
+    match marked {
+        Some(m) => {
+            // The mark's own version: a write that then removed the pod read it.
+            for f in [
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "resourceVersion",
+            ] {
+                meta[f] = m[f].clone();
+            }
+        }
+        None => {
+            meta["deletionTimestamp"] = r.received.to_string().into();
+            meta["deletionGracePeriodSeconds"] = 0.into();
+        }
+    }
     let change = |event_type| Change {
         event_type,
-        object: marked.clone(),
+        object: object.clone(),
         version: None,
         floating: false,
     };
-    Some(vec![
-        change(EventType::Modified),
-        change(EventType::Deleted),
-    ])
+    match marked {
+        Some(_) => Some(vec![change(EventType::Modified)]),
+        None => Some(vec![
+            change(EventType::Modified),
+            change(EventType::Deleted),
+        ]),
+    }
 }

@@ -547,16 +547,25 @@ impl Importer {
         later: impl Iterator<Item = &'b Entry>,
         summary: &mut Summary,
     ) -> Vec<Unordered<'a>> {
-        let outcome = lost_delete::outcome(r, later);
         let name = r.name.as_deref().unwrap_or_default();
-        let changes = match (outcome, self.objects.get(r.kind, name)) {
-            (lost_delete::Outcome::NotCommitted, _) | (_, None) => None,
-            (_, Some(pod)) => lost_delete::removal(r, pod),
-        };
-        let Some(changes) = changes else {
+        let Some(pod) = self.objects.get(r.kind, name) else {
             return Vec::new();
         };
-        self.objects.remove_lost(r.kind, name);
+        let outcome = lost_delete::outcome(r, pod, later);
+        let marked = match &outcome {
+            lost_delete::Outcome::NotCommitted => return Vec::new(),
+            lost_delete::Outcome::Marked(m) => Some(m),
+            _ => None,
+        };
+        let Some(changes) = lost_delete::removal(r, pod, marked) else {
+            return Vec::new();
+        };
+        match changes.last() {
+            Some(c) if c.event_type == EventType::Modified => {
+                self.objects.replace_lost(r.kind, c.object.clone())
+            }
+            _ => self.objects.remove_lost(r.kind, name),
+        }
         let unconfirmed = outcome == lost_delete::Outcome::Unknown;
         summary.unconfirmed += usize::from(unconfirmed);
         changes
