@@ -57,6 +57,14 @@ impl Object {
         }
     }
 
+    /// Its resource type, as the model names it.
+    pub fn resource(&self) -> rsmc_spec::api::Kind {
+        match self {
+            Object::ReplicaSet(_) => rsmc_spec::api::Kind::ReplicaSet,
+            Object::Pod(_) => rsmc_spec::api::Kind::Pod,
+        }
+    }
+
     /// `ReplicaSet` or `Pod`.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -82,7 +82,7 @@ pub use crate::manifest::Object;
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
-use rsmc_spec::api::View;
+use rsmc_spec::api::{Kind, View};
 use rsmc_spec::gates::{semantics_of_server, FeatureGates};
 use rsmc_spec::object::{
     Finalizer, LabelSelector, Meta, Operator, OwnerKind, OwnerReference, Pod, PodPhase,
@@ -199,6 +199,22 @@ impl Snapshot {
             Object::Pod(p) => {
                 self.pods.insert(p.meta.name.clone(), p);
             }
+        }
+    }
+
+    /// The object of this type and name, when listed.
+    pub fn get(&self, kind: Kind, name: &str) -> Option<Object> {
+        match kind {
+            Kind::ReplicaSet => self.replicasets.get(name).cloned().map(Object::ReplicaSet),
+            Kind::Pod => self.pods.get(name).cloned().map(Object::Pod),
+        }
+    }
+
+    /// Take the object of this type and name off its list.
+    pub fn remove(&mut self, kind: Kind, name: &str) {
+        match kind {
+            Kind::ReplicaSet => drop(self.replicasets.remove(name)),
+            Kind::Pod => drop(self.pods.remove(name)),
         }
     }
 }

@@ -17,6 +17,7 @@
 
 use crate::manifest::Object;
 use crate::observed::{EventType, Observed};
+use rsmc_spec::api::Kind;
 
 /// The most unconfirmed writes a recording may have: every reading is judged, and there are
 /// 2^n of them. A recording seldom has more than one (a controller killed with a request in
@@ -29,7 +30,7 @@ struct Unconfirmed {
     segment: usize,
     /// Indices of its events in the segment.
     events: Vec<usize>,
-    kind: &'static str,
+    kind: Kind,
     name: String,
     /// The object before the write (`None`: it did not exist).
     before: Option<Object>,
@@ -100,13 +101,9 @@ fn without(observed: &Observed, dropped: &[&Unconfirmed]) -> Observed {
             });
         }
         for w in dropped.iter().filter(|w| w.segment <= k) {
-            let settled = &mut segment.settled;
-            match w.kind {
-                "Pod" => drop(settled.pods.remove(&w.name)),
-                _ => drop(settled.replicasets.remove(&w.name)),
-            }
+            segment.settled.remove(w.kind, &w.name);
             if let Some(object) = &w.before {
-                settled.insert(object.clone());
+                segment.settled.insert(object.clone());
             }
         }
     }
@@ -120,7 +117,7 @@ fn unconfirmed(observed: &Observed) -> Result<Vec<Unconfirmed>, String> {
     let events = |k: usize| observed.segments[k].events.as_deref().unwrap_or(&[]);
     for k in 0..observed.segments.len() {
         for (j, e) in events(k).iter().enumerate() {
-            let (kind, name) = (e.object.kind(), e.object.name());
+            let (kind, name) = (e.object.resource(), e.object.name());
             let same = |w: &&mut Unconfirmed| w.kind == kind && w.name == name;
             let at = format!("segments[{k}].events[{j}]");
             if let Some(w) = out.iter_mut().find(same) {
@@ -141,22 +138,12 @@ fn unconfirmed(observed: &Observed) -> Result<Vec<Unconfirmed>, String> {
             let earlier = events(k)[..j]
                 .iter()
                 .rev()
-                .find(|x| x.object.kind() == kind && x.object.name() == name);
+                .find(|x| x.object.resource() == kind && x.object.name() == name);
             let before = match earlier {
                 Some(x) if x.event_type == EventType::Deleted => None,
                 Some(x) => Some(x.object.clone()),
                 None if k == 0 => None,
-                None => {
-                    let settled = &observed.segments[k - 1].settled;
-                    match kind {
-                        "Pod" => settled.pods.get(name).cloned().map(Object::Pod),
-                        _ => settled
-                            .replicasets
-                            .get(name)
-                            .cloned()
-                            .map(Object::ReplicaSet),
-                    }
-                }
+                None => observed.segments[k - 1].settled.get(kind, name),
             };
             if before.is_none() && e.event_type != EventType::Added {
                 return Err(format!(
@@ -192,11 +179,7 @@ fn unconfirmed(observed: &Observed) -> Result<Vec<Unconfirmed>, String> {
         };
         let gone = last.event_type == EventType::Deleted;
         for (k, segment) in observed.segments.iter().enumerate().skip(w.segment) {
-            let settled = &segment.settled;
-            let listed = match w.kind {
-                "Pod" => settled.pods.contains_key(&w.name),
-                _ => settled.replicasets.contains_key(&w.name),
-            };
+            let listed = segment.settled.get(w.kind, &w.name).is_some();
             if listed == gone {
                 return Err(format!(
                     "segments[{k}].settled: {} {} listed, but {} is unconfirmed: the settle points after it list objects as it leaves them",

@@ -76,11 +76,29 @@ pub fn outcome<'a>(r: &Request, pod: &Value, later: impl Iterator<Item = &'a Ent
     Outcome::Unknown
 }
 
-/// The events of the lost delete `r` of `pod` had it been committed, when it removes the pod
-/// at once (only its mark, as `marked` has it, when that is all it committed); `None` for
+/// What a lost delete wrote, read as committed.
+pub enum Committed {
+    /// Only its mark: the pod as the delete left it.
+    Mark(Change),
+    /// The mark and then the pod's removal.
+    Removal { mark: Change, removed: Change },
+}
+
+impl Committed {
+    /// Its events, in order.
+    pub fn changes(self) -> Vec<Change> {
+        match self {
+            Committed::Mark(mark) => vec![mark],
+            Committed::Removal { mark, removed } => vec![mark, removed],
+        }
+    }
+}
+
+/// What the lost delete `r` of `pod` wrote had it been committed, when it removes the pod at
+/// once (only its mark, as `marked` has it, when that is all it committed); `None` for
 /// anything else (a graceful delete, a ReplicaSet, a client's delete, whose step the import
 /// would have to infer).
-pub fn removal(r: &Request, pod: &Value, marked: Option<&Value>) -> Option<Vec<Change>> {
+pub fn removal(r: &Request, pod: &Value, marked: Option<&Value>) -> Option<Committed> {
     let system = matches!(
         r.writer,
         Writer::ReplicaSetController | Writer::GarbageCollector
@@ -130,11 +148,11 @@ pub fn removal(r: &Request, pod: &Value, marked: Option<&Value>) -> Option<Vec<C
         version: None,
         floating: false,
     };
-    match marked {
-        Some(_) => Some(vec![change(EventType::Modified)]),
-        None => Some(vec![
-            change(EventType::Modified),
-            change(EventType::Deleted),
-        ]),
-    }
+    Some(match marked {
+        Some(_) => Committed::Mark(change(EventType::Modified)),
+        None => Committed::Removal {
+            mark: change(EventType::Modified),
+            removed: change(EventType::Deleted),
+        },
+    })
 }

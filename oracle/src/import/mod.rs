@@ -557,18 +557,19 @@ impl Importer {
             lost_delete::Outcome::Marked(m) => Some(m),
             _ => None,
         };
-        let Some(changes) = lost_delete::removal(r, pod, marked) else {
+        let Some(committed) = lost_delete::removal(r, pod, marked) else {
             return Vec::new();
         };
-        match changes.last() {
-            Some(c) if c.event_type == EventType::Modified => {
-                self.objects.replace_lost(r.kind, c.object.clone())
+        match &committed {
+            lost_delete::Committed::Mark(mark) => {
+                self.objects.replace_lost(r.kind, mark.object.clone())
             }
-            _ => self.objects.remove_lost(r.kind, name),
+            lost_delete::Committed::Removal { .. } => self.objects.remove_lost(r.kind, name),
         }
         let unconfirmed = outcome == lost_delete::Outcome::Unknown;
         summary.unconfirmed += usize::from(unconfirmed);
-        changes
+        committed
+            .changes()
             .into_iter()
             .map(|c| Unordered {
                 request: r,
