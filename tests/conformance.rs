@@ -116,7 +116,7 @@ fn a_stopped_run_leaves_nothing_held_for_the_next() {
     let stopped = runs[0]["error"]["message"].as_str().unwrap_or_default();
     assert!(
         runs[0]["scenario"] == "a-stops-with-its-holds-set"
-            && stopped.contains("the controller did not send one"),
+            && stopped.contains("the replicaset-controller did not send one"),
         "the first run stops at its await: {output}"
     );
     let failing = nonconforming(&runs[1..], &report.0);

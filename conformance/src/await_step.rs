@@ -25,12 +25,13 @@ pub async fn held(gate: &GateClient, hold: &RequestHold, timeout: Duration) -> R
             Some(h) if h.waiting > 0 => return Ok(()),
             None => return Err(format!("the gate holds no {hold}")),
             Some(h) if started.elapsed() >= timeout => {
+                let from = hold.requests.pattern.from;
                 return Err(format!(
-                    "no {} request of the controller reached the gate in {}s ({} caught and gone on): the controller did not send one",
+                    "no {} request of the {from} reached the gate in {}s ({} caught and gone on): the {from} did not send one",
                     hold.requests.pattern,
                     timeout.as_secs(),
                     h.caught
-                ))
+                ));
             }
             Some(_) => tokio::time::sleep(POLL).await,
         }

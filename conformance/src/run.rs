@@ -121,6 +121,12 @@ pub struct Reproduction {
     /// How the cluster had not converged at the end (convergence entries).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unconverged: Option<String>,
+    /// Reproduced as the model reads the recording: no recorded write breaks the property
+    /// by itself (it speaks of what a sync saw, which a recording does not show: a pod
+    /// created for a ReplicaSet the sync saw being deleted lands after the ReplicaSet is
+    /// gone), but every model run that matches the conforming recording breaks it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub as_modelled: bool,
 }
 
 /// Why a run stopped short.
@@ -270,7 +276,13 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
                 let unconverged = (entry.property == CONVERGENCE)
                     .then(|| rsmc_oracle::broken::unconverged_at_the_end(&obs))
                     .flatten();
-                Reproduction::judged(entry, &verdict.broken_on_cluster, unconverged)
+                let mut judged =
+                    Reproduction::judged(entry, &verdict.broken_on_cluster, unconverged);
+                if !judged.reproduced && verdict.broken_in_every_run(entry.property) {
+                    judged.reproduced = true;
+                    judged.as_modelled = true;
+                }
+                judged
             });
             out.verdict = Some(verdict);
         }
@@ -298,6 +310,7 @@ impl Reproduction {
             reproduced: unconverged.is_some()
                 || broken.iter().any(|b| b.property == entry.property),
             unconverged,
+            as_modelled: false,
         }
     }
 }
@@ -459,11 +472,7 @@ async fn take_steps(
                     .map_err(|e| broken(format!("{label}: {e}")))?;
             }
             StepKind::Hold { kind, to } | StepKind::Release { kind, to } => {
-                let gate = match to {
-                    Recipient::ReplicaSetController => &target.gate,
-                    Recipient::GarbageCollector => &target.gc_gate,
-                };
-                let Some(gate) = gate else {
+                let Some(gate) = gate_of(target, *to) else {
                     out.not_forced.push(format!(
                         "{label}: only the local control plane's event gates can hold watch events from the {to}; the run is judged without this step"
                     ));
@@ -501,10 +510,12 @@ async fn take_steps(
                 }
                 .map_err(|e| broken(format!("{label}: {e}")))?;
             }
-            StepKind::HoldRequests(_) | StepKind::ReleaseRequests { .. } => {
-                let Some(gate) = &target.gate else {
+            StepKind::HoldRequests(rsmc_spec::model::RequestHold { pattern, .. })
+            | StepKind::ReleaseRequests { pattern, .. } => {
+                let Some(gate) = gate_of(target, pattern.from) else {
                     out.not_forced.push(format!(
-                        "{label}: only the local control plane's event gate can hold requests; the run is judged without this step"
+                        "{label}: only the local control plane's event gates can hold requests of the {}; the run is judged without this step",
+                        pattern.from
                     ));
                     continue;
                 };
@@ -539,7 +550,7 @@ async fn take_steps(
                     .map_err(|e| broken(format!("{label}: {e}")))?;
             }
             StepKind::Await(Awaited::Held(pattern)) => {
-                let Some(gate) = &target.gate else {
+                let Some(gate) = gate_of(target, pattern.from) else {
                     out.not_forced.push(format!(
                         "{label}: no event gate, so nothing is held to wait for"
                     ));
@@ -600,6 +611,14 @@ async fn take_steps(
             .map_err(|e| broken(format!("after the scenario: {e}")))?;
     }
     Ok(())
+}
+
+/// The gate in front of `actor` (its watches and its requests), where the cluster has one.
+fn gate_of(target: &Target, actor: Recipient) -> Option<&GateClient> {
+    match actor {
+        Recipient::ReplicaSetController => target.gate.as_ref(),
+        Recipient::GarbageCollector => target.gc_gate.as_ref(),
+    }
 }
 
 /// Wait until no event has been recorded for the quiet window, counted from now at the

@@ -30,6 +30,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use kube::{Client, ResourceExt};
 use rsmc_oracle::scenario::Held;
+use rsmc_spec::api::pattern::{Resource, Verb};
 use std::time::{Duration, Instant};
 
 /// How a settle point is waited for.
@@ -150,14 +151,35 @@ fn moving(
             ));
         }
         let finalizers = rs.finalizers();
-        if finalizers.iter().any(|f| f == "orphan") {
+        let uid = rs.uid().unwrap_or_default();
+        let dependents: Vec<&Pod> = pods
+            .iter()
+            .filter(|p| p.owner_references().iter().any(|r| r.uid == uid))
+            .collect();
+        // The collector's next writes for this ReplicaSet: one per dependent (`verb` on each
+        // pod), then the finalizer's removal. A hold of them keeps it waiting; in the model
+        // it is then as done as it can be.
+        let collector_waits = |verb: Verb| {
+            if dependents.is_empty() {
+                held.collector_held(Verb::Patch, Resource::ReplicaSets, &rs.name_any())
+            } else {
+                dependents
+                    .iter()
+                    .all(|p| held.collector_held(verb, Resource::Pods, &p.name_any()))
+            }
+        };
+        if finalizers.iter().any(|f| f == "orphan") && !collector_waits(Verb::Patch) {
             return Some(format!(
-                "ReplicaSet {} waits for the garbage collector to orphan its pods",
-                rs.name_any()
+                "ReplicaSet {} waits for the garbage collector to {}",
+                rs.name_any(),
+                if dependents.is_empty() {
+                    "remove its orphan finalizer"
+                } else {
+                    "orphan its pods"
+                }
             ));
         }
-        if finalizers.iter().any(|f| f == "foregroundDeletion") {
-            let uid = rs.uid().unwrap_or_default();
+        if finalizers.iter().any(|f| f == "foregroundDeletion") && !collector_waits(Verb::Delete) {
             let waits_for_kubelet = pods.iter().any(|p| {
                 p.metadata.deletion_timestamp.is_some()
                     && p.owner_references()
@@ -185,7 +207,11 @@ fn moving(
                     .iter()
                     .any(|rs| rs.uid().as_deref() == Some(r.uid.as_str()))
         });
-        if let Some(r) = dangling {
+        let name = p.name_any();
+        let collector_waits = [Verb::Delete, Verb::Patch]
+            .iter()
+            .any(|v| held.collector_held(*v, Resource::Pods, &name));
+        if let Some(r) = dangling.filter(|_| !collector_waits) {
             return Some(format!(
                 "pod {} refers to ReplicaSet {} (uid {}), which is gone: the garbage collector has not yet acted",
                 p.name_any(),

@@ -118,6 +118,10 @@ pub fn render(r: &ScenarioRun) -> String {
     }
     if let Some(rep) = &r.reproduction {
         out.push_str(&match rep.reproduced {
+            true if rep.as_modelled => format!(
+                "\nreproduced {}: no recorded write breaks {} by itself, and every model run that matches the recording breaks it\n",
+                rep.entry, rep.property
+            ),
             true => format!(
                 "\nreproduced {}: the cluster broke {}{}\n",
                 rep.entry,

@@ -67,11 +67,12 @@ pub fn broken_by(
         return None;
     }
     let mut cluster = before.clone();
-    let mut orphaning = orphaning(before.replicasets.values().map(|rs| &**rs));
+    let mut promises = Promises::default();
+    promises.note(&cluster);
     for e in &events[..index] {
         apply(&mut cluster, e);
-        if let Object::ReplicaSet(rs) = &e.object {
-            orphaning.extend(self::orphaning(std::iter::once(&**rs)));
+        if matches!(e.object, Object::ReplicaSet(_)) {
+            promises.note(&cluster);
         }
     }
     let after = match &event.object {
@@ -86,9 +87,9 @@ pub fn broken_by(
     match (old.as_deref(), after) {
         (None, Some(new)) => created(&cluster, new),
         (Some(old), Some(new)) if !old.meta.is_deleting() && new.meta.is_deleting() => {
-            deleted(&cluster, old, &orphaning, sem)
+            deleted(&cluster, old, &promises, sem)
         }
-        (Some(old), None) if !old.meta.is_deleting() => deleted(&cluster, old, &orphaning, sem),
+        (Some(old), None) if !old.meta.is_deleting() => deleted(&cluster, old, &promises, sem),
         (Some(old), Some(new)) => adopted(&cluster, old, new),
         _ => None,
     }
@@ -179,6 +180,34 @@ pub fn orphaning<'a>(replicasets: impl Iterator<Item = &'a ReplicaSet>) -> BTree
         .collect()
 }
 
+/// The dependents an orphan deletion promised to keep, as the model's ghost records them
+/// (`orphan_promises`): each ReplicaSet's dependents when it is first seen being deleted
+/// with propagation Orphan. A pod created under it afterwards (a controller's sync in
+/// flight) was never its dependent to keep: the garbage collector deletes it once the owner
+/// is gone, as upstream's `attemptToDeleteItem` does with a dangling reference.
+#[derive(Clone, Debug, Default)]
+struct Promises {
+    owners: BTreeSet<Uid>,
+    /// (owner, pod) UIDs.
+    kept: BTreeSet<(Uid, Uid)>,
+}
+
+impl Promises {
+    /// Take the ReplicaSets that `cluster` shows orphaning for the first time.
+    fn note(&mut self, cluster: &Snapshot) {
+        for owner in orphaning(cluster.replicasets.values().map(|rs| &**rs)) {
+            if !self.owners.insert(owner) {
+                continue;
+            }
+            let dependents = cluster
+                .pods
+                .values()
+                .filter(|p| p.meta.owner_references.iter().any(|r| r.uid == owner));
+            self.kept.extend(dependents.map(|p| (owner, p.meta.uid)));
+        }
+    }
+}
+
 /// The cluster after one recorded event.
 pub fn apply(cluster: &mut Snapshot, e: &Event) {
     match (&e.object, e.event_type) {
@@ -248,10 +277,10 @@ pub fn adopted(cluster: &Snapshot, old: &Pod, new: &Pod) -> Option<&'static str>
 fn deleted(
     cluster: &Snapshot,
     pod: &Pod,
-    orphaning: &BTreeSet<Uid>,
+    promises: &Promises,
     sem: &Semantics,
 ) -> Option<&'static str> {
-    if orphans_dependent(pod, orphaning) {
+    if orphans_dependent(pod, |owner| promises.kept.contains(&(owner, pod.meta.uid))) {
         return Some(ORPHAN_KEEPS_DEPENDENTS);
     }
     if pod.meta.owner_references.is_empty() {
@@ -274,12 +303,10 @@ fn deleted(
 }
 
 /// [`ORPHAN_KEEPS_DEPENDENTS`]: `pod` references a ReplicaSet that was being deleted with
-/// propagation Orphan (one of `orphaning`), so no one may delete it on that owner's account.
-pub fn orphans_dependent(pod: &Pod, orphaning: &BTreeSet<Uid>) -> bool {
-    pod.meta
-        .owner_references
-        .iter()
-        .any(|r| orphaning.contains(&r.uid))
+/// propagation Orphan and promised to keep it (`kept`: whether the owner of that UID did),
+/// so no one may delete it on that owner's account.
+pub fn orphans_dependent(pod: &Pod, kept: impl Fn(Uid) -> bool) -> bool {
+    pod.meta.owner_references.iter().any(|r| kept(r.uid))
 }
 
 /// The property the delete of `pod` breaks when the ReplicaSet controller of `deleter` (a
@@ -478,12 +505,18 @@ mod tests {
             floating: false,
             unconfirmed: false,
         };
-        let events = [marked, owner_gone, gone];
+        let events = [marked.clone(), owner_gone.clone(), gone];
         let sem = Profile::K8s120.semantics();
         assert_eq!(
             broken_by(&before, &events, 2, &sem),
             Some(ORPHAN_KEEPS_DEPENDENTS)
         );
+        // A pod created under it after the orphan delete began (a sync in flight) was never
+        // its dependent: the collector deletes it once the owner is gone, as the model's.
+        let late = by_system(EventType::Added, pod("b", 3, true));
+        let late_gone = by_system(EventType::Deleted, pod("b", 3, true));
+        let events = [marked, owner_gone, late, late_gone];
+        assert_eq!(broken_by(&before, &events, 3, &sem), None);
         // A Background delete's dependents are the GC's to collect.
         let mut background = rs(1);
         background.meta.deletion_timestamp = Some(7);

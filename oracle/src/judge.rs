@@ -31,6 +31,7 @@ use rsmc_spec::bugs::{Status, CATALOGUE};
 use rsmc_spec::config::InformerConfig;
 use rsmc_spec::liveness::converged;
 use rsmc_spec::model::{RsModel, State};
+use rsmc_spec::profile::Semantics;
 use serde::Serialize;
 use stateright::Model;
 
@@ -142,6 +143,16 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Whether every model run that matches the (conforming) recording breaks `property`
+    /// ([`Verdict::broken_as_modelled`]): the recording does not show it by itself (a
+    /// property of what a sync saw), but every reading of it the model has does.
+    pub fn broken_in_every_run(&self, property: &str) -> bool {
+        self.broken_as_modelled.iter().any(|b| {
+            b.strip_prefix(property)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(": "))
+        })
+    }
+
     /// The property the run breaks first, if any: its first divergent write's, or else the
     /// convergence condition its first divergent settled state breaks.
     pub fn breaks(&self) -> Option<&'static str> {
@@ -558,7 +569,7 @@ fn witnessed(
     let mut undecided = Vec::new();
     for p in &end.ghost.violated {
         match witness::search(recording, budget, Some(p)) {
-            Ok(Found::Nothing { .. }) => broken_as_modelled.push(labelled(p)),
+            Ok(Found::Nothing { .. }) => broken_as_modelled.push(labelled(p, &subject.model.sem)),
             Ok(Found::Run { .. }) => {}
             Err(e) => undecided.push(format!("{p} ({e})")),
         }
@@ -821,7 +832,7 @@ fn exhaustive(
         &by_trace
     };
     let broken_as_modelled = if conforms {
-        broken_in_every(matched)
+        broken_in_every(matched, &subject.model.sem)
     } else {
         Vec::new()
     };
@@ -841,7 +852,7 @@ fn exhaustive(
 }
 
 /// The safety properties every one of `matched` has broken on its way, each labelled.
-fn broken_in_every(matched: &[(State, Binding)]) -> Vec<String> {
+fn broken_in_every(matched: &[(State, Binding)], sem: &Semantics) -> Vec<String> {
     let Some((first, _)) = matched.first() else {
         return Vec::new();
     };
@@ -850,19 +861,21 @@ fn broken_in_every(matched: &[(State, Binding)]) -> Vec<String> {
         .violated
         .iter()
         .filter(|p| matched.iter().all(|(s, _)| s.ghost.violated.contains(*p)))
-        .map(|p| labelled(p))
+        .map(|p| labelled(p, sem))
         .collect()
 }
 
 /// A property broken by every matching run, labelled as the open catalogue entry that names
 /// it (or as not known).
-fn labelled(p: &str) -> String {
+fn labelled(p: &str, sem: &Semantics) -> String {
+    let switched = sem.bug.map(|b| b.entry()).filter(|e| e.property == p);
     let known = CATALOGUE
         .iter()
         .find(|e| e.status == Status::Open && e.property == p);
-    match known {
-        Some(entry) => format!("{p}: {}", entry.known_label()),
-        None => format!("{p}: no open catalogue entry names it"),
+    match (switched, known) {
+        (Some(bug), _) => format!("{p}: the bug switched on (--bug {})", bug.name),
+        (None, Some(entry)) => format!("{p}: {}", entry.known_label()),
+        (None, None) => format!("{p}: no open catalogue entry names it"),
     }
 }
 

@@ -541,7 +541,7 @@ fn bad_input_names_the_line_and_what_was_expected() {
         json!("release: {requests: {verb: patch, resource: pods}}");
     let e = error(&format!("{}\n{mark}\n", line(0)), &options);
     assert!(
-        e.contains("audit.log:2:1: fault mark rsmc-fault-3: nothing to release: no earlier step holds PATCH pods requests (held: none)"),
+        e.contains("audit.log:2:1: fault mark rsmc-fault-3: nothing to release: no earlier step holds the replicaset-controller's PATCH pods requests (held: none)"),
         "{e}"
     );
     // Two namespaces and none named.

@@ -291,3 +291,46 @@ fn a_replacement_created_between_the_two_writes_of_a_users_delete_conforms_on_v1
     let v = judged_on(name, "v1.35.4", &doctored);
     assert!(!v.conforms, "{}", render(&v));
 }
+
+/// The reference controller with create-while-deleting switched on, run on v1.20.2 with the
+/// scenario `rsmc check --bug create-while-deleting` writes (the garbage collector's
+/// orphaning and finalizer removal held at its gate): its sync, which saw frontend being
+/// deleted, creates a pod that lands after frontend is gone. No recorded write breaks the
+/// property by itself (it speaks of what the sync saw), but every model run with the bug
+/// that matches the recording breaks it, and the model without the bug cannot produce the
+/// recording at all. The collector's delete of the late pod (its owner gone) is no broken
+/// promise of the orphan delete, which kept only the dependents it had.
+#[test]
+fn a_creation_for_a_deleting_owner_is_read_by_the_model() {
+    use rsmc_spec::bugs::Bug;
+    use rsmc_spec::model::properties::NO_CREATE_WHILE_DELETING;
+    let scenario = root().join("scenarios/create-while-deleting.yaml");
+    let text = recorded_on("create-while-deleting.reference-fault", "v1.20.2");
+    let observed =
+        observed::parse(Path::new("create-while-deleting.observed.json"), &text).unwrap();
+    let judge_with_bug = |bug: Option<Bug>| {
+        let mut prepared = Prepared::load(&scenario, Profile::K8s120).unwrap();
+        prepared.model.sem = rsmc_oracle::prepared::switched(prepared.model.sem, bug, &[]);
+        judge(
+            &prepared.subject(),
+            &observed,
+            &rsmc_oracle::explore::default_budget(),
+        )
+        .unwrap()
+    };
+    let v = judge_with_bug(Some(Bug::CreateWhileDeleting));
+    assert!(v.conforms, "{}", render(&v));
+    assert!(
+        v.broken_in_every_run(NO_CREATE_WHILE_DELETING),
+        "{}",
+        render(&v)
+    );
+    assert!(
+        render(&v).contains("the bug switched on (--bug create-while-deleting)"),
+        "{}",
+        render(&v)
+    );
+    assert!(v.broken_on_cluster.is_empty(), "{}", render(&v));
+    let fixed = judge_with_bug(None);
+    assert!(!fixed.conforms, "{}", render(&fixed));
+}

@@ -643,19 +643,31 @@ fn holds_of_requests_and_awaits_are_checked_with_their_lines() {
     for (text, expected) in [
         (
             format!("name: s\nsteps:\n{rs}{release}"),
-            ":4:5: steps[1].release: nothing to release: no earlier step holds PATCH pods requests (held: none)",
+            ":4:5: steps[1].release: nothing to release: no earlier step holds the replicaset-controller's PATCH pods requests (held: none)",
         ),
         (
             format!("name: s\nsteps:\n{hold}{hold}{release}"),
-            ":4:5: steps[1].hold: PATCH pods requests are already held by an earlier step",
+            ":4:5: steps[1].hold: the replicaset-controller's PATCH pods requests are already held by an earlier step",
         ),
         (
             format!("name: s\nsteps:\n{hold}{rs}  - settle\n"),
-            ":3:5: steps[0].hold: the PATCH pods requests held here are never released: the sync that sent one would wait for ever (add `release: {requests: …}` before the last settle)",
+            ":3:5: steps[0].hold: the replicaset-controller's PATCH pods requests held here are never released: whoever sent one would wait for ever (add `release: {requests: …}` before the last settle)",
         ),
         (
             format!("name: s\nsteps:\n{hold}  - await: {{held: {{verb: delete, resource: pods}}}}\n{release}"),
-            ":4:5: steps[1].await: no earlier step holds DELETE pods requests, so none can be held (held: PATCH pods)",
+            ":4:5: steps[1].await: no earlier step holds the replicaset-controller's DELETE pods requests, so none can be held (held: the replicaset-controller's PATCH pods)",
+        ),
+        (
+            format!("name: s\nsteps:\n{hold}  - release: {{requests: {{from: garbage-collector, verb: patch, resource: pods}}}}\n{release}"),
+            ":4:5: steps[1].release: nothing to release: no earlier step holds the garbage-collector's PATCH pods requests (held: the replicaset-controller's PATCH pods)",
+        ),
+        (
+            "name: s\nsteps:\n  - hold: {requests: {from: garbage-collector, verb: create, resource: pods}}\n".into(),
+            ":3:5: steps[0].hold: the garbage collector sends no POST pods requests: it patches and deletes pods (orphaning, deleting dependents) and patches replicasets (removing a finalizer)",
+        ),
+        (
+            "name: s\nsteps:\n  - hold: {requests: {from: scheduler, verb: patch, resource: pods}}\n".into(),
+            "steps[0].hold.requests.from: expected `replicaset-controller` or `garbage-collector`, got `scheduler`",
         ),
         (
             "name: s\nsteps:\n  - hold: {requests: {verb: evict, resource: pods}}\n".into(),

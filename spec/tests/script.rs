@@ -31,7 +31,7 @@ fn model(steps: Vec<ScriptStep>) -> RsModel {
 }
 
 /// Every reachable state, and the terminal ones (no action enabled).
-fn explore(model: &RsModel) -> (usize, Vec<State>) {
+fn explore(model: &RsModel) -> (BTreeSet<State>, Vec<State>) {
     let mut seen = BTreeSet::new();
     let mut queue: VecDeque<State> = model.init_states().into();
     let mut terminal = Vec::new();
@@ -50,7 +50,7 @@ fn explore(model: &RsModel) -> (usize, Vec<State>) {
         }
         queue.extend(next);
     }
-    (seen.len(), terminal)
+    (seen, terminal)
 }
 
 fn controlled(s: &State) -> usize {
@@ -174,7 +174,11 @@ fn a_failing_command_is_skipped() {
         ScriptStep::Settle,
     ]);
     let (states, terminal) = explore(&m);
-    assert_eq!(states, 3, "start, after the failed scale, after settle");
+    assert_eq!(
+        states.len(),
+        3,
+        "start, after the failed scale, after settle"
+    );
     assert_eq!(terminal.len(), 1);
     assert!(terminal[0].api.replicasets.is_empty());
 }
@@ -233,42 +237,50 @@ fn a_hold_lets_the_first_requests_through() {
     held_creations(3, 2);
 }
 
+/// Hold the requests `pattern` catches (after `after` of them), take `cause`, await a held
+/// one, settle, release, settle.
+fn held_then_released(
+    pattern: &rsmc_spec::api::RequestPattern,
+    after: u8,
+    cause: ScriptStep,
+) -> Vec<ScriptStep> {
+    use rsmc_spec::model::Awaited;
+    vec![
+        ScriptStep::Move(Action::HoldRequests {
+            pattern: pattern.clone(),
+            after,
+        }),
+        cause,
+        ScriptStep::Move(Action::Await {
+            until: Awaited::Held(pattern.clone()),
+        }),
+        ScriptStep::Settle,
+        ScriptStep::Move(Action::ReleaseRequests {
+            pattern: pattern.clone(),
+            then_hold_after: None,
+        }),
+        ScriptStep::Settle,
+    ]
+}
+
 /// Hold frontend's pod creations after `after` of them, apply it with `replicas`, await a
 /// held creation, settle, release, settle: check every state at both settle points.
 fn held_creations(replicas: i32, after: u8) {
     use rsmc_spec::api::{RequestPattern, Resource, Verb};
-    use rsmc_spec::model::Awaited;
     let creates = RequestPattern {
+        from: rsmc_spec::model::Recipient::ReplicaSetController,
         verb: Verb::Create,
         resource: Resource::Pods,
         name: None,
     };
-    let m = model(vec![
-        ScriptStep::Move(Action::HoldRequests {
-            pattern: creates.clone(),
-            after,
-        }),
-        ScriptStep::Move(Action::ApplyReplicaSet {
-            replicaset: Arc::new(frontend(replicas)),
-        }),
-        ScriptStep::Move(Action::Await {
-            until: Awaited::Held(creates.clone()),
-        }),
-        ScriptStep::Settle,
-        ScriptStep::Move(Action::ReleaseRequests {
-            pattern: creates,
-            then_hold_after: None,
-        }),
-        ScriptStep::Settle,
-    ]);
-    let mut seen = BTreeSet::new();
-    let mut queue: VecDeque<State> = m.init_states().into();
+    let apply = ScriptStep::Move(Action::ApplyReplicaSet {
+        replicaset: Arc::new(frontend(replicas)),
+    });
+    let m = model(held_then_released(&creates, after, apply));
+    let (states, _) = explore(&m);
     let mut held_and_settled = 0;
     let mut ended = 0;
-    while let Some(s) = queue.pop_front() {
-        if !seen.insert(s.clone()) {
-            continue;
-        }
+    for s in &states {
         let expected = |s: &State| {
             s.controllers[0]
                 .expectations
@@ -284,7 +296,7 @@ fn held_creations(replicas: i32, after: u8) {
                 usize::from(after),
                 "only the creations let through have landed"
             );
-            assert_eq!(expected(&s), Some(1), "sent: its creation is expected");
+            assert_eq!(expected(s), Some(1), "sent: its creation is expected");
             assert!(s.controllers[0]
                 .workers
                 .iter()
@@ -296,9 +308,59 @@ fn held_creations(replicas: i32, after: u8) {
             assert_eq!(s.api.pods.len(), replicas as usize);
             assert!(s.controllers[0].expectations.satisfied("frontend"));
         }
-        let mut actions = Vec::new();
-        m.actions(&s, &mut actions);
-        queue.extend(actions.into_iter().filter_map(|a| m.next_state(&s, a)));
     }
     assert!(held_and_settled > 0 && ended > 0);
+}
+
+/// The garbage collector's held orphaning: after an orphan delete of frontend, the
+/// collector's PATCH of its pod waits at the gate, so the cluster settles with the pod still
+/// controlled and the ReplicaSet still there with its `orphan` finalizer; on release the
+/// pod is orphaned and the ReplicaSet goes.
+#[test]
+fn the_garbage_collectors_held_requests_wait_for_their_release() {
+    use rsmc_spec::api::{Propagation, RequestPattern, Resource, Verb};
+    use rsmc_spec::model::Recipient;
+    use rsmc_spec::object::Finalizer;
+    let orphaning = RequestPattern {
+        from: Recipient::GarbageCollector,
+        verb: Verb::Patch,
+        resource: Resource::Pods,
+        name: None,
+    };
+    let delete = ScriptStep::Move(Action::DeleteReplicaSet {
+        name: "frontend".into(),
+        propagation: Propagation::Orphan,
+    });
+    let mut steps = vec![
+        ScriptStep::Move(Action::ApplyReplicaSet {
+            replicaset: Arc::new(frontend(1)),
+        }),
+        ScriptStep::Settle,
+    ];
+    steps.extend(held_then_released(&orphaning, 0, delete));
+    let m = model(steps);
+    let (states, terminal) = explore(&m);
+    let mut held = 0;
+    for s in states.iter().filter(|s| s.script.step == 6) {
+        held += 1;
+        let rs = &s.api.replicasets["frontend"];
+        assert!(rs.meta.has_finalizer(Finalizer::Orphan));
+        assert_eq!(s.api.pods.len(), 1);
+        assert!(s.api.pods.values().all(|p| p
+            .meta
+            .owner_references
+            .iter()
+            .any(|r| r.uid == rs.meta.uid)));
+    }
+    let ended = terminal.len();
+    for s in &terminal {
+        assert!(!s.api.replicasets.contains_key("frontend"));
+        assert_eq!(s.api.pods.len(), 1);
+        assert!(s
+            .api
+            .pods
+            .values()
+            .all(|p| p.meta.owner_references.is_empty()));
+    }
+    assert!(held > 0 && ended > 0);
 }

@@ -312,6 +312,7 @@ mod tests {
             namespace: "ns".into(),
             requests: model::RequestHold {
                 pattern: RequestPattern {
+                    from: model::Recipient::ReplicaSetController,
                     verb,
                     resource,
                     name: name.map(String::from),

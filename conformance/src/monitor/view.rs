@@ -901,7 +901,8 @@ fn deletion(
             t.0.checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(grace));
         asked.unwrap_or(t.0).to_string()
     });
-    if broken::orphans_dependent(old, &space.orphaning) {
+    // The monitor keeps no promises per pod: any dependent of an orphaning owner counts.
+    if broken::orphans_dependent(old, |owner| space.orphaning.contains(&owner)) {
         return Some((
             ORPHAN_KEEPS_DEPENDENTS,
             "deleted while it references a ReplicaSet deleted with propagation Orphan".into(),

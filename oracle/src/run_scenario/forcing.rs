@@ -38,11 +38,14 @@
 //!   one pass of its code, such as the list of its pods and the expectations it records (the
 //!   gate can place an event only before a sync starts or while one of its requests is
 //!   held);
-//! - a held request the run lands before a write of the garbage collector (or the API
-//!   server's own) that was due already, where the run needs that order to break its
-//!   property: the runner releases a held request once the namespace is quiet, and no gate
-//!   holds those writes, so they land first (create-while-deleting: a status update before
-//!   the collector removes the orphan finalizer).
+//! - a held request the run lands before a write of the API server's own that was due
+//!   already (the removal of a pod a grace-0 delete marked), where the run needs that order
+//!   to break its property: the runner releases a held request once the namespace is quiet,
+//!   and no gate holds those writes, so they land first. Where such writes are all the
+//!   garbage collector's, its requests are held at its gate instead (`requests: {from:
+//!   garbage-collector, …}`), from before the step that made each due until the run takes
+//!   it (create-while-deleting: the controller's status updates land before the collector
+//!   orphans the pod and removes the orphan finalizer).
 
 use crate::scenario::StepKind;
 use rsmc_spec::api::{Kind, RequestPattern};
@@ -175,9 +178,17 @@ impl Run<'_> {
     ) -> impl Iterator<Item = usize> + '_ {
         let pattern = pattern.clone();
         range.filter(move |&i| {
-            matches!(self.actions[i], Action::SyncStep { controller, worker }
-                if self.model.next_request(&self.states[i], controller, worker)
-                    .is_some_and(|p| pattern.matches(p.verb, p.resource, p.name.as_deref())))
+            let sent = match &self.actions[i] {
+                Action::SyncStep { controller, worker } => {
+                    self.model
+                        .next_request(&self.states[i], *controller, *worker)
+                }
+                Action::Gc { work } => self.model.gc_request(&self.states[i], work),
+                _ => None,
+            };
+            sent.is_some_and(|p| {
+                p.from == pattern.from && pattern.matches(p.verb, p.resource, p.name.as_deref())
+            })
         })
     }
 
@@ -440,8 +451,12 @@ fn late_requests(
             started + 1,
             first + 1
         ));
-        if let Some(first) = unheld_first(run, j) {
-            out.unforceable.push(first);
+        if let Some(due) = due_first(run, j) {
+            if due.collector_only {
+                hold_collector(run, out, held, j, &due.moved);
+            } else {
+                out.unforceable.push(due.reason);
+            }
         }
         let after = decided.max(run.step_before(j).map_or(0, |k| k + 1));
         wait_for_writes(run, out, after..j, Some(&sync), j);
@@ -671,7 +686,7 @@ fn late_syncs(run: &Run, out: &mut Forcing, held: &mut BTreeMap<Target, Vec<Inte
             kind.resource_name(),
             s + 1,
             queued + 1,
-            steps_named(&late).replacen("step", "the write of step", 1)
+            writes_of(&late)
         ));
         held.entry(Target::Events(to, kind))
             .or_default()
@@ -688,18 +703,29 @@ fn late_syncs(run: &Run, out: &mut Forcing, held: &mut BTreeMap<Target, Vec<Inte
     }
 }
 
-/// Whether writes no gate holds, which the run takes after the held request landing at `j`
-/// although they could be taken before, must come after it for the run to reach its safety
-/// violation; if so, what a cluster does instead. The runner releases a held request once
-/// the namespace is quiet, so the garbage collector's writes and the API server's own (the
-/// removal of a pod marked by a grace-0 delete) that are due then have landed first. The run
-/// is replayed in the model in that order, those writes first and its other actions as it
-/// took them (those the new order leaves without a move to make, such as the delivery of an
-/// event delivered already, skipped); where the replay breaks none of the properties the run
-/// broke, a cluster takes another order. (A run without a safety violation, a convergence
-/// counterexample, is not judged this way. The gate holds the collector's watch events, not
-/// its requests.)
-fn unheld_first(run: &Run, j: usize) -> Option<String> {
+/// Writes of other actors that were due when the held request landing at `j` landed, and
+/// that the run needs after it: see [`due_first`].
+struct DueFirst {
+    /// The run's actions that take them.
+    moved: Vec<usize>,
+    /// Whether all of them are the garbage collector's, whose requests its gate can hold
+    /// (the API server's own, the removal of a pod marked by a grace-0 delete, it cannot).
+    collector_only: bool,
+    /// What a cluster does when nothing holds them.
+    reason: String,
+}
+
+/// Whether writes of the garbage collector or the API server's own, which the run takes
+/// after the held request landing at `j` although they could be taken before, must come
+/// after it for the run to reach its safety violation; if so, which, and what a cluster does
+/// when nothing holds them. The runner releases a held request once the namespace is quiet,
+/// so the writes that are due then have landed first. The run is replayed in the model in
+/// that order, those writes first and its other actions as it took them (those the new
+/// order leaves without a move to make, such as the delivery of an event delivered already,
+/// skipped); where the replay breaks none of the properties the run broke, the order
+/// matters. (A run without a safety violation, a convergence counterexample, is not judged
+/// this way.)
+fn due_first(run: &Run, j: usize) -> Option<DueFirst> {
     let broken = run.model.broken(run.states.last()?);
     if broken.is_empty() {
         return None;
@@ -751,20 +777,63 @@ fn unheld_first(run: &Run, j: usize) -> Option<String> {
     if breaks(&state) {
         return None;
     }
-    Some(format!(
+    let collector_only = moved
+        .iter()
+        .all(|&g| matches!(run.actions[g], Action::Gc { .. }));
+    let reason = format!(
         "the run lands step {}'s request before {} of the garbage collector{}, due already; the runner releases a held request once the namespace is quiet and no gate holds those writes, so on a cluster they come first{answer}, and the run's later steps do not break \"{}\"",
         j + 1,
         steps_named(&moved),
-        if moved
-            .iter()
-            .all(|&g| matches!(run.actions[g], Action::Gc { .. }))
-        {
-            ""
-        } else {
-            " and the API server"
-        },
+        if collector_only { "" } else { " and the API server" },
         broken.join("\", \""),
-    ))
+    );
+    Some(DueFirst {
+        moved,
+        collector_only,
+        reason,
+    })
+}
+
+/// Hold the garbage collector's requests of the run's actions `moved` at its gate, so that
+/// they land after the held request landing at `j` ([`due_first`]): each from before the
+/// step that made it due (on a cluster the collector acts within milliseconds of it) until
+/// the run takes it. The model, like the gate, holds the collector's work item and decides
+/// it on release; what it reads (the owner's and the dependent's identities) cannot change
+/// in between.
+fn hold_collector(
+    run: &Run,
+    out: &mut Forcing,
+    held: &mut BTreeMap<Target, Vec<Interval>>,
+    j: usize,
+    moved: &[usize],
+) {
+    for &g in moved {
+        let Action::Gc { work } = &run.actions[g] else {
+            continue;
+        };
+        let Some(exact) = run.model.gc_request(&run.states[g], work) else {
+            continue;
+        };
+        let pattern = run.nameable(exact);
+        let due = (0..=g)
+            .rev()
+            .take_while(|&k| run.model.gc_due(&run.states[k], &pattern))
+            .last()
+            .unwrap_or(g);
+        let from = (0..due).rev().find(|&k| run.is_step(k)).unwrap_or(0);
+        out.reasons.push(format!(
+            "the garbage-collector's {pattern} held: step {}'s write lands after step {}'s request",
+            g + 1,
+            j + 1
+        ));
+        held.entry(Target::Requests(pattern))
+            .or_default()
+            .push(Interval {
+                from,
+                to: g,
+                sent: g.checked_sub(1),
+            });
+    }
 }
 
 /// The run's actions `actions` as its trace numbers them: "step 20", "steps 20, 21".
@@ -774,6 +843,12 @@ fn steps_named(actions: &[usize]) -> String {
         [one] => format!("step {one}"),
         more => format!("steps {}", more.join(", ")),
     }
+}
+
+/// "the write of step 20", "the writes of steps 20, 21".
+fn writes_of(actions: &[usize]) -> String {
+    let plural = if actions.len() > 1 { "s" } else { "" };
+    format!("the write{plural} of {}", steps_named(actions))
 }
 
 /// Whether the delivery at `d` may come after the steps that the sync `sync`, in flight at

@@ -1,5 +1,6 @@
 //! What a scenario's steps hold at the gates so far, followed step by step: the watch
-//! events held from each recipient and the controller's requests held.
+//! events held from each recipient and the requests held (the controller's and the garbage
+//! collector's).
 //!
 //! Validation reads it to check that a release names something held, a hold something
 //! not yet held, an await of a held request a request held, and that every hold of requests
@@ -35,6 +36,10 @@ impl Held {
             )),
             StepKind::HoldRequests(h) if self.holding(&h.pattern).is_some() => Err(format!(
                 "{} requests are already held by an earlier step",
+                whose(&h.pattern)
+            )),
+            StepKind::HoldRequests(h) if !sent(&h.pattern) => Err(format!(
+                "the garbage collector sends no {} requests: it patches and deletes pods (orphaning, deleting dependents) and patches replicasets (removing a finalizer)",
                 h.pattern
             )),
             StepKind::HoldRequests(h) => {
@@ -54,12 +59,14 @@ impl Held {
                     Ok(())
                 }
                 None => Err(format!(
-                    "nothing to release: no earlier step holds {pattern} requests (held: {})",
+                    "nothing to release: no earlier step holds {} requests (held: {})",
+                    whose(pattern),
                     self.held_requests()
                 )),
             },
             StepKind::Await(Awaited::Held(p)) if self.holding(p).is_none() => Err(format!(
-                "no earlier step holds {p} requests, so none can be held (held: {})",
+                "no earlier step holds {} requests, so none can be held (held: {})",
+                whose(p),
                 self.held_requests()
             )),
             _ => Ok(()),
@@ -75,7 +82,7 @@ impl Held {
         if self.requests.is_empty() {
             return "none".into();
         }
-        let held: Vec<String> = self.requests.iter().map(|(_, p)| p.to_string()).collect();
+        let held: Vec<String> = self.requests.iter().map(|(_, p)| whose(p)).collect();
         held.join(", ")
     }
 
@@ -89,6 +96,15 @@ impl Held {
         self.events.is_empty() && self.requests.is_empty()
     }
 
+    /// Whether the garbage collector is kept from a write of `verb` on `resource` named
+    /// `name` by a hold of its requests: a settle point does not wait for that write, as in
+    /// the model the collector is as done as it can be.
+    pub fn collector_held(&self, verb: Verb, resource: Resource, name: &str) -> bool {
+        self.requests.iter().any(|(_, p)| {
+            p.from == Recipient::GarbageCollector && p.matches(verb, resource, Some(name))
+        })
+    }
+
     /// Whether the ReplicaSet controller may be kept from writing `replicaset`'s current
     /// status by what is held: its ReplicaSet events (it has not seen the latest
     /// generation), or its status update of that ReplicaSet waiting at the gate. A settle
@@ -97,9 +113,27 @@ impl Held {
     pub fn status_may_lag(&self, replicaset: &str) -> bool {
         self.events
             .contains(&(Recipient::ReplicaSetController, Kind::ReplicaSet))
-            || self
-                .requests
-                .iter()
-                .any(|(_, p)| p.matches(Verb::Update, Resource::ReplicaSetStatus, Some(replicaset)))
+            || self.requests.iter().any(|(_, p)| {
+                p.from == Recipient::ReplicaSetController
+                    && p.matches(Verb::Update, Resource::ReplicaSetStatus, Some(replicaset))
+            })
+    }
+}
+
+/// A pattern with its sender: `the garbage-collector's PATCH pods`.
+fn whose(p: &RequestPattern) -> String {
+    format!("the {}'s {p}", p.from)
+}
+
+/// Whether the pattern's sender sends such requests at all: the garbage collector (as the
+/// model has it, `rsmc_spec::gc`) patches and deletes pods and patches ReplicaSets; its live
+/// GETs are not steps of the model, so a hold of them could not be followed.
+fn sent(p: &RequestPattern) -> bool {
+    match p.from {
+        Recipient::ReplicaSetController => true,
+        Recipient::GarbageCollector => matches!(
+            (p.verb, p.resource),
+            (Verb::Patch | Verb::Delete, Resource::Pods) | (Verb::Patch, Resource::ReplicaSets)
+        ),
     }
 }

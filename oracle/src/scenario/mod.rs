@@ -73,7 +73,7 @@
 //! | `relist: controller`, `relist: garbage-collector`, `relist: {controller: 1}` | a watch expires and the informer relists. |
 //! | `hold: pods`, `release: pods` (or `replicasets`) | the type's watch events stop reaching the ReplicaSet controller, then flow again in order: its informer falls behind meanwhile. |
 //! | `hold: {garbage-collector: pods}`, `release: {garbage-collector: pods}` (or `replicasets`) | the same for the garbage collector's informer, while the controller's flow. |
-//! | `hold: {requests: {verb: patch, resource: pods, name: pod1}}`, `release: {requests: …}` | the ReplicaSet controller's requests the pattern catches (verbs `get`, `create`, `update`, `patch`, `delete`; resources `pods`, `replicasets`, `replicasets/status`; `name` optional) wait at the gate, sent and not landed, until the same pattern is released. A release must name a hold, and every request hold must be released. |
+//! | `hold: {requests: {verb: patch, resource: pods, name: pod1}}`, `release: {requests: …}` | the ReplicaSet controller's requests the pattern catches (verbs `get`, `create`, `update`, `patch`, `delete`; resources `pods`, `replicasets`, `replicasets/status`; `name` optional) wait at the gate, sent and not landed, until the same pattern is released. With `from: garbage-collector` in the pattern, the garbage collector's (`patch` or `delete` `pods`, `patch` `replicasets`) wait at its own gate. A release must name a hold, and every request hold must be released. |
 //! | `await: {held: PATTERN}`, `await: {gone: {replicaset: frontend}}` (or `{pod: …}`) | wait until a request the scenario holds is at the gate, or until the object is gone. |
 //! | `startSecondLeader`, `stopFirstLeader` | a second controller instance starts while the first runs; then the first stops (a leader handover). Controller 1 exists only after `startSecondLeader`. |
 //! | `settle` | wait until nothing in the cluster moves: the points where model and cluster are compared. |
@@ -307,7 +307,7 @@ impl Scenario {
         if let Some((i, pattern)) = holds.first_request_hold() {
             return Some((
                 root.key("steps").index(*i).key(self.steps[*i].kind.keyword()),
-                format!("the {pattern} requests held here are never released: the sync that sent one would wait for ever (add `release: {{requests: …}}` before the last settle)"),
+                format!("the {}'s {pattern} requests held here are never released: whoever sent one would wait for ever (add `release: {{requests: …}}` before the last settle)", pattern.from),
             ));
         }
         None

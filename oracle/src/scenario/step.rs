@@ -311,25 +311,29 @@ impl fmt::Display for StepKind {
             ),
             StepKind::HoldRequests(RequestHold { pattern, after: 0 }) => write!(
                 f,
-                "fault: the replicaset-controller's {pattern} requests are held at the gate"
+                "fault: the {}'s {pattern} requests are held at the gate",
+                pattern.from
             ),
             StepKind::HoldRequests(RequestHold { pattern, after }) => write!(
                 f,
-                "fault: the replicaset-controller's {pattern} requests are held at the gate after the next {after}"
+                "fault: the {}'s {pattern} requests are held at the gate after the next {after}",
+                pattern.from
             ),
             StepKind::ReleaseRequests {
                 pattern,
                 then_hold_after: None,
             } => write!(
                 f,
-                "fault: the held {pattern} requests of the replicaset-controller go on"
+                "fault: the held {pattern} requests of the {} go on",
+                pattern.from
             ),
             StepKind::ReleaseRequests {
                 pattern,
                 then_hold_after: Some(after),
             } => write!(
                 f,
-                "fault: the held {pattern} requests of the replicaset-controller go on, and the next after {after} are held again"
+                "fault: the held {pattern} requests of the {} go on, and the next after {after} are held again",
+                pattern.from
             ),
             StepKind::Await(until) => write!(f, "await: {until}"),
             StepKind::Settle => f.write_str("settle"),

@@ -35,7 +35,8 @@ const KEY_ORDER: &[&str] = &[
     "pod",
     "pods",
     "count",
-    // A held request: its verb, resource and name.
+    // A held request: its sender, verb, resource and name.
+    "from",
     "verb",
     "resource",
     "name",

@@ -1,13 +1,18 @@
-//! Which requests a scenario holds at the gate: a verb, a resource and, optionally, a name.
+//! Which requests a scenario holds at a gate: whose, a verb, a resource and, optionally, a
+//! name.
 //!
 //! A sync that has decided has not yet acted: its request is on its way. A scenario places a
 //! race by holding some of the controller's requests until other writes have landed
-//! (`hold: {requests: …}` … `release: {requests: …}`). The same pattern is read by the model
-//! (a matching request of a sync waits, [`crate::model`]) and by the runner's event gate on a
-//! cluster, which sees HTTP: a verb is the request's method (`get` a GET of one object, not a
-//! list or a watch), a resource the path's (`replicasets/status` the subresource).
+//! (`hold: {requests: …}` … `release: {requests: …}`), or the garbage collector's
+//! (`requests: {from: garbage-collector, …}`: it has decided to orphan or delete, and its
+//! write lands later). The same pattern is read by the model (a matching request of a sync
+//! waits, a matching work item of the collector waits, [`crate::model`]) and by the runner's
+//! gates on a cluster — the sender's own gate, so the gate itself ignores `from` — which see
+//! HTTP: a verb is the request's method (`get` a GET of one object, not a list or a watch), a
+//! resource the path's (`replicasets/status` the subresource).
 
 use super::request::Request;
+use crate::model::Recipient;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -33,11 +38,18 @@ pub enum Resource {
     ReplicaSetStatus,
 }
 
-/// The requests a hold catches: every one of `verb` on `resource`, or only those naming
-/// `name` (a pod create names no pod: its name is generated).
+/// The requests a hold catches: every one of `verb` on `resource` that `from` sends, or only
+/// those naming `name` (a pod create names no pod: its name is generated).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RequestPattern {
+    /// The sender: the ReplicaSet controller unless said.
+    #[serde(
+        default,
+        skip_serializing_if = "Recipient::is_controller",
+        with = "sender"
+    )]
+    pub from: Recipient,
     pub verb: Verb,
     pub resource: Resource,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,8 +103,48 @@ impl Resource {
     }
 }
 
+/// A pattern's sender as a scenario names it: `replicaset-controller` or `garbage-collector`.
+mod sender {
+    use crate::model::Recipient;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(from: &Recipient, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(from)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Recipient, D::Error> {
+        let name = String::deserialize(d)?;
+        [Recipient::ReplicaSetController, Recipient::GarbageCollector]
+            .into_iter()
+            .find(|r| r.to_string() == name)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "expected `replicaset-controller` or `garbage-collector`, got `{name}`"
+                ))
+            })
+    }
+}
+
 impl RequestPattern {
-    /// Whether a request of `verb` on `resource`, naming `name` (if it names one), is caught.
+    /// The pattern that catches exactly the request `req` of `from` (a pod create names no
+    /// pod); `None` for a request no gate can hold (a write of a pod's subresources).
+    pub fn exactly(from: Recipient, req: &Request) -> Option<RequestPattern> {
+        let (verb, resource, name) = req.verb_resource_name()?;
+        Some(RequestPattern {
+            from,
+            verb,
+            resource,
+            name: name.map(String::from),
+        })
+    }
+
+    /// Whether the request `req` that `from` sends is caught.
+    pub fn catches(&self, from: Recipient, req: &Request) -> bool {
+        self.from == from && self.matches_request(req)
+    }
+
+    /// Whether a request of `verb` on `resource`, naming `name` (if it names one), is caught,
+    /// whoever sends it (a gate sees only its own sender's).
     pub fn matches(&self, verb: Verb, resource: Resource, name: Option<&str>) -> bool {
         self.verb == verb
             && self.resource == resource
@@ -141,7 +193,7 @@ impl Request {
 
 impl fmt::Display for RequestPattern {
     /// `PATCH pods`, `DELETE pods/pod1`, `PUT replicasets/status/frontend` (read: the status
-    /// of frontend).
+    /// of frontend); the sender is said where the pattern is used.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {}", self.verb.method(), self.resource.as_str())?;
         match &self.name {
@@ -158,6 +210,7 @@ mod tests {
 
     fn pattern(verb: Verb, resource: Resource, name: Option<&str>) -> RequestPattern {
         RequestPattern {
+            from: Recipient::ReplicaSetController,
             verb,
             resource,
             name: name.map(str::to_string),

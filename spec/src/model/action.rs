@@ -133,9 +133,10 @@ pub enum Action {
         #[serde(default, skip_serializing_if = "Recipient::is_controller")]
         to: Recipient,
     },
-    /// The ReplicaSet controller's requests that `pattern` catches stop at the gate: a sync
-    /// that has decided sends its request, and it lands only on release. A cluster run
-    /// forces it with the runner's event gate, in the path of the controller's requests.
+    /// The requests that `pattern` catches stop at their sender's gate: a sync that has
+    /// decided sends its request, and it lands only on release; a work item of the garbage
+    /// collector that would send one waits. A cluster run forces it with the runner's gate
+    /// in the path of the sender's requests.
     HoldRequests {
         pattern: RequestPattern,
         /// Matching requests let through first (the first of a burst the run lands on time).
@@ -329,25 +330,29 @@ impl fmt::Display for Action {
             }
             Action::HoldRequests { pattern, after: 0 } => write!(
                 f,
-                "fault: the replicaset-controller's {pattern} requests are held at the gate"
+                "fault: the {}'s {pattern} requests are held at the gate",
+                pattern.from
             ),
             Action::HoldRequests { pattern, after } => write!(
                 f,
-                "fault: the replicaset-controller's {pattern} requests are held at the gate after the next {after}"
+                "fault: the {}'s {pattern} requests are held at the gate after the next {after}",
+                pattern.from
             ),
             Action::ReleaseRequests {
                 pattern,
                 then_hold_after: None,
             } => write!(
                 f,
-                "fault: the held {pattern} requests of the replicaset-controller go on"
+                "fault: the held {pattern} requests of the {} go on",
+                pattern.from
             ),
             Action::ReleaseRequests {
                 pattern,
                 then_hold_after: Some(after),
             } => write!(
                 f,
-                "fault: the held {pattern} requests of the replicaset-controller go on, and the next after {after} are held again"
+                "fault: the held {pattern} requests of the {} go on, and the next after {after} are held again",
+                pattern.from
             ),
             Action::Await { until } => write!(f, "await: {until}"),
             Action::ListPods => f.write_str("user: lists the pods the next step acts on"),

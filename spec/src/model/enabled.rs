@@ -279,8 +279,15 @@ impl RsModel {
         if writes {
             let (rs, pods) = s.views(s.gc);
             for work in gc::work_items(&rs, &pods) {
-                if gc::request(&work, &s.api, &pods).is_some() {
-                    out.push(Action::Gc { work });
+                // A request the script holds waits at the collector's gate: the collector
+                // has decided it, and it lands on release (decided again then: the model
+                // keeps no work item in flight, and what the decision reads, the owner's
+                // and the dependent's identity, cannot change in between).
+                match gc::request(&work, &s.api, &pods) {
+                    Some(req) if !gc_held(&s.script.requests, &req) => {
+                        out.push(Action::Gc { work })
+                    }
+                    _ => {}
                 }
             }
             out.extend(s.api.marked_for_removal().map(|p| Action::RemoveMarkedPod {
@@ -293,6 +300,15 @@ impl RsModel {
     /// Whether the condition an `await` step waits for holds.
     fn awaited(&self, s: &State, until: &Awaited) -> bool {
         match until {
+            Awaited::Held(pattern) if pattern.from == Recipient::GarbageCollector => {
+                // Held when the hold catches: it is the scenario's own hold of `pattern`.
+                let catching = s
+                    .script
+                    .requests
+                    .iter()
+                    .any(|h| &h.pattern == pattern && h.catching());
+                catching && self.gc_due(s, pattern)
+            }
             Awaited::Held(pattern) => s.controllers.iter().filter(|c| c.running).any(|c| {
                 c.workers.iter().flatten().any(|t| {
                     t.at_gate == AtGate::Held && caught_by(pattern, &self.pending(s, c, t))
@@ -328,11 +344,19 @@ pub(super) fn held(holds: &[RequestHold], pending: &Pending) -> bool {
 
 /// Whether `pattern` matches a sync's next request.
 pub(super) fn caught_by(pattern: &RequestPattern, pending: &Pending) -> bool {
+    let from = Recipient::ReplicaSetController;
     match pending {
-        Pending::GetReplicaSet(name) => pattern.matches_get(name),
-        Pending::Send(req) => pattern.matches_request(req),
+        Pending::GetReplicaSet(name) => pattern.from == from && pattern.matches_get(name),
+        Pending::Send(req) => pattern.catches(from, req),
         _ => false,
     }
+}
+
+/// Whether the garbage collector's request `req` is one the script holds.
+pub(super) fn gc_held(holds: &[RequestHold], req: &crate::api::Request) -> bool {
+    holds
+        .iter()
+        .any(|h| h.catching() && h.pattern.catches(Recipient::GarbageCollector, req))
 }
 
 impl RsModel {
@@ -345,19 +369,31 @@ impl RsModel {
         let task = c.workers.get(worker as usize)?.as_ref()?;
         match self.pending(s, c, task) {
             Pending::GetReplicaSet(name) => Some(RequestPattern {
+                from: Recipient::ReplicaSetController,
                 verb: crate::api::pattern::Verb::Get,
                 resource: crate::api::pattern::Resource::ReplicaSets,
                 name: Some(name),
             }),
-            Pending::Send(req) => {
-                req.verb_resource_name()
-                    .map(|(verb, resource, name)| RequestPattern {
-                        verb,
-                        resource,
-                        name: name.map(String::from),
-                    })
-            }
+            Pending::Send(req) => RequestPattern::exactly(Recipient::ReplicaSetController, &req),
             _ => None,
         }
+    }
+
+    /// The request the garbage collector's work item `work` sends in `s`, as the pattern
+    /// that catches exactly it; `None` when the item needs nothing there.
+    pub fn gc_request(&self, s: &State, work: &gc::GcWork) -> Option<RequestPattern> {
+        let (_, pods) = s.views(s.gc);
+        let req = gc::request(work, &s.api, &pods)?;
+        RequestPattern::exactly(Recipient::GarbageCollector, &req)
+    }
+
+    /// Whether the garbage collector has a work item in `s` whose request `pattern` catches
+    /// (held or not).
+    pub fn gc_due(&self, s: &State, pattern: &RequestPattern) -> bool {
+        let (rs, pods) = s.views(s.gc);
+        gc::work_items(&rs, &pods).iter().any(|work| {
+            gc::request(work, &s.api, &pods)
+                .is_some_and(|req| pattern.catches(Recipient::GarbageCollector, &req))
+        })
     }
 }

@@ -178,15 +178,16 @@ pub struct ScriptPos {
     /// type does not hold writes back ([`super::State::writes_allowed`]).
     #[serde(default)]
     pub draining: super::Positions,
-    /// The ReplicaSet controller's requests the script holds ([`Action::HoldRequests`]), in
-    /// pattern order, one hold per pattern: a sync whose next request a hold catches has
-    /// decided and sent it, and it waits at the gate until released.
+    /// The requests the script holds ([`Action::HoldRequests`]), the controller's and the
+    /// garbage collector's, in pattern order, one hold per pattern: a sync whose next request
+    /// a hold catches has decided and sent it, and it waits at the gate until released; a
+    /// work item of the collector whose request a hold catches waits.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestHold>,
 }
 
-/// A hold of the ReplicaSet controller's requests: what it catches, and how many of those it
-/// still lets through before it catches one.
+/// A hold of requests (the ReplicaSet controller's or the garbage collector's): what it
+/// catches, and how many of those it still lets through before it catches one.
 ///
 /// A hold that must catch the second request of a burst (a sync that creates two pods, the
 /// second of which lands late) cannot be placed between the two on a cluster, where they are
@@ -230,7 +231,8 @@ impl RequestHold {
 /// What an `await` step waits for.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Awaited {
-    /// A request the script holds has reached the gate: a sync has sent it.
+    /// A request the script holds has reached the gate: a sync has sent it, or the garbage
+    /// collector has a work item that sends it.
     Held(RequestPattern),
     /// The object of this kind and name is gone from the API server (a ReplicaSet whose
     /// finalizers the garbage collector has removed, a pod whose deletion completed).
@@ -242,7 +244,8 @@ impl std::fmt::Display for Awaited {
         match self {
             Awaited::Held(pattern) => write!(
                 f,
-                "a {pattern} request of the replicaset-controller is held at the gate"
+                "a {pattern} request of the {} is held at the gate",
+                pattern.from
             ),
             Awaited::Gone { kind, name } => {
                 write!(f, "{}/{name} is gone", kind.resource_name())

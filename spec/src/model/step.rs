@@ -535,6 +535,8 @@ impl RsModel {
     fn gc_step(&self, n: &mut State, work: &gc::GcWork) {
         let pods = n.api.pods_at(n.gc.pods);
         if let Some(req) = gc::request(work, &n.api, &pods) {
+            n.script
+                .let_through(|p| p.catches(super::Recipient::GarbageCollector, &req));
             prop::before_gc_request(n, &req);
             // A refused request (NotFound, a failed precondition) writes nothing; the work
             // item stays as long as the GC's view gives rise to it, and is retried.
