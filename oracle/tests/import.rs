@@ -9,7 +9,7 @@
 
 mod import_common;
 
-use import_common::{commands, judged};
+use import_common::{another_pod, assert_rejected_for, commands, judged};
 use rsmc_oracle::error::InputError;
 use rsmc_oracle::import::writer::Attribution;
 use rsmc_oracle::import::{AuditLog, Imported, Options, SignedDuration};
@@ -19,7 +19,8 @@ use rsmc_oracle::scenario;
 use rsmc_spec::budget::Budget;
 use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{
-    NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SINGLE_CONTROLLER, STATUS_CONSISTENT,
+    ADOPTION_RULES, DELETE_ONLY_CONTROLLED, NO_CREATE_WHILE_DELETING, NO_OVER_CREATION,
+    NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SINGLE_CONTROLLER, STATUS_CONSISTENT,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -354,19 +355,93 @@ fn response(lines: &mut [Value], index: usize) -> &mut Value {
     &mut lines[index]["responseObject"]
 }
 
+/// Versions ×10, to make room for a doctored write between two recorded ones.
+fn make_room(lines: &mut [Value]) {
+    for line in lines.iter_mut() {
+        let rv = &mut line["responseObject"]["metadata"]["resourceVersion"];
+        if let Some(v) = rv.as_str().and_then(|v| v.parse::<u64>().ok()) {
+            *rv = json!((v * 10).to_string());
+        }
+    }
+}
+
+/// A copy of line `from`, sent and answered when line `at` was: a doctored write placed
+/// beside `at`.
+fn copy_at(lines: &[Value], from: usize, at: usize) -> Value {
+    let mut copy = lines[from].clone();
+    for stamp in ["requestReceivedTimestamp", "stageTimestamp"] {
+        copy[stamp] = lines[at][stamp].clone();
+    }
+    copy
+}
+
+/// In `delete-orphan`: line 18 deletes frontend with `--cascade=orphan` (its orphan finalizer
+/// set), lines 20–22 are the garbage collector's patches removing its reference from the
+/// three pods (versions 682, 683, 681), line 25 removes the finalizer.
+#[test]
+fn a_creation_for_a_deleting_owner_is_rejected() {
+    let v = judged(&imported("delete-orphan", |lines| {
+        make_room(lines);
+        // The controller creates a pod for frontend after its status write for the deleting
+        // frontend (line 19, version 680).
+        let mut create = copy_at(lines, 3, 19);
+        let pod = &mut create["responseObject"]["metadata"];
+        another_pod(pod, "frontend-zzzzz", "late-pod");
+        pod["resourceVersion"] = json!("6805");
+        lines.insert(20, create);
+    }));
+    assert_rejected_for(&v, NO_CREATE_WHILE_DELETING);
+}
+
+#[test]
+fn an_adoption_for_a_deleting_owner_is_rejected() {
+    let v = judged(&imported("delete-orphan", |lines| {
+        make_room(lines);
+        // Right after the collector orphaned frontend-mf7l2 (line 20), the controller adopts
+        // it back for the frontend being deleted (its adoption patch as line 28's).
+        let owner = lines[12]["responseObject"]["metadata"]["ownerReferences"].clone();
+        let mut adopt = copy_at(lines, 28, 20);
+        for field in ["requestURI", "objectRef", "responseObject"] {
+            adopt[field] = lines[20][field].clone();
+        }
+        let meta = &mut adopt["responseObject"]["metadata"];
+        meta["ownerReferences"] = owner;
+        meta["resourceVersion"] = json!("6825");
+        lines.insert(21, adopt);
+    }));
+    assert_rejected_for(&v, ADOPTION_RULES);
+}
+
+#[test]
+fn a_delete_of_a_pod_nobody_owns_is_rejected() {
+    let v = judged(&imported("delete-orphan", |lines| {
+        make_room(lines);
+        // Right after the collector orphaned frontend-mf7l2 (line 20), the replicaset
+        // controller deletes it.
+        let mut delete = copy_at(lines, 20, 20);
+        delete["verb"] = json!("delete");
+        delete["userAgent"] = lines[3]["userAgent"].clone();
+        delete["requestObject"] = json!({"kind": "DeleteOptions", "apiVersion": "v1"});
+        let meta = &mut delete["responseObject"]["metadata"];
+        meta["deletionTimestamp"] = json!("2026-11-26T06:28:29Z");
+        meta["deletionGracePeriodSeconds"] = json!(30);
+        meta["resourceVersion"] = json!("6825");
+        lines.insert(21, delete);
+    }));
+    assert_rejected_for(&v, DELETE_ONLY_CONTROLLED);
+}
+
 #[test]
 fn a_surplus_pod_is_rejected_as_over_creation() {
     let v = judged(&imported("delete-orphan", |lines| {
         // The controller creates a fourth pod for a ReplicaSet of three.
         let mut extra = lines[3].clone();
         let pod = &mut extra["responseObject"]["metadata"];
-        pod["name"] = json!("frontend-zzzzz");
-        pod["uid"] = json!("surplus-pod");
+        another_pod(pod, "frontend-zzzzz", "surplus-pod");
         pod["resourceVersion"] = json!("610");
         lines.insert(4, extra);
     }));
-    assert!(!v.conforms);
-    assert_eq!(v.breaks(), Some(NO_OVER_CREATION), "{}", render(&v));
+    assert_rejected_for(&v, NO_OVER_CREATION);
 }
 
 #[test]
@@ -379,8 +454,7 @@ fn a_second_controller_reference_is_rejected() {
             .unwrap()
             .push(old);
     }));
-    assert!(!v.conforms);
-    assert_eq!(v.breaks(), Some(SINGLE_CONTROLLER), "{}", render(&v));
+    assert_rejected_for(&v, SINGLE_CONTROLLER);
 }
 
 #[test]
@@ -397,8 +471,7 @@ fn an_orphan_delete_that_kills_a_dependent_is_rejected() {
         meta["deletionTimestamp"] = json!("2026-11-26T06:28:59Z");
         meta["deletionGracePeriodSeconds"] = json!(30);
     }));
-    assert!(!v.conforms);
-    assert_eq!(v.breaks(), Some(ORPHAN_KEEPS_DEPENDENTS), "{}", render(&v));
+    assert_rejected_for(&v, ORPHAN_KEEPS_DEPENDENTS);
 }
 
 #[test]
@@ -426,14 +499,8 @@ fn a_stolen_pod_is_rejected() {
     let v = judged(&imported(
         "catalogue-ignore-controller-ref-removal",
         |lines| {
-            // Versions ×10 to make room, then canary's controller takes pod1 from frontend right
-            // after frontend adopted it.
-            for line in lines.iter_mut() {
-                let rv = &mut line["responseObject"]["metadata"]["resourceVersion"];
-                if let Some(v) = rv.as_str().and_then(|v| v.parse::<u64>().ok()) {
-                    *rv = json!((v * 10).to_string());
-                }
-            }
+            // Canary's controller takes pod1 from frontend right after frontend adopted it.
+            make_room(lines);
             let canary = lines[0]["responseObject"]["metadata"]["uid"].clone();
             let mut steal = lines[7].clone();
             let meta = &mut steal["responseObject"]["metadata"];
@@ -445,8 +512,7 @@ fn a_stolen_pod_is_rejected() {
             lines.insert(8, steal);
         },
     ));
-    assert!(!v.conforms);
-    assert_eq!(v.breaks(), Some(NO_STEALING), "{}", render(&v));
+    assert_rejected_for(&v, NO_STEALING);
 }
 
 /// Marks end segments (the quiet window then does not), and the recording ends where the

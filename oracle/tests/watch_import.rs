@@ -11,7 +11,7 @@
 
 mod import_common;
 
-use import_common::{commands, judged};
+use import_common::{another_pod, assert_rejected_for, commands, judged};
 use rsmc_oracle::error::InputError;
 use rsmc_oracle::import::writer::Attribution;
 use rsmc_oracle::import::{Imported, Options, Recording, SignedDuration};
@@ -19,8 +19,8 @@ use rsmc_oracle::judge::render;
 use rsmc_spec::budget::Budget;
 use rsmc_spec::bugs::Fix;
 use rsmc_spec::model::properties::{
-    DELETE_ONLY_CONTROLLED, NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS,
-    SINGLE_CONTROLLER,
+    ADOPTION_RULES, DELETE_ONLY_CONTROLLED, NO_CREATE_WHILE_DELETING, NO_OVER_CREATION,
+    NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -183,15 +183,13 @@ fn a_surplus_pod_is_rejected_as_over_creation() {
             });
             let mut extra = pods[i].clone();
             let meta = &mut extra["object"]["metadata"];
-            meta["name"] = json!("frontend-zzzzz");
-            meta["uid"] = json!("surplus-pod");
+            another_pod(meta, "frontend-zzzzz", "surplus-pod");
             // At the same revision, read after the first: the import keeps the file's order.
             pods.insert(i + 1, extra);
         })
         .unwrap(),
     );
-    assert!(!v.conforms);
-    assert_eq!(v.breaks(), Some(NO_OVER_CREATION), "{}", render(&v));
+    assert_rejected_for(&v, NO_OVER_CREATION);
 }
 
 #[test]
@@ -211,8 +209,7 @@ fn a_second_controller_reference_is_rejected() {
         })
         .unwrap(),
     );
-    assert!(!v.conforms);
-    assert_eq!(v.breaks(), Some(SINGLE_CONTROLLER), "{}", render(&v));
+    assert_rejected_for(&v, SINGLE_CONTROLLER);
 }
 
 fn error(files: &[(&str, &str)]) -> String {
@@ -377,8 +374,7 @@ fn a_stolen_pod_is_rejected() {
         })
         .unwrap(),
     );
-    assert!(!v.conforms);
-    assert_eq!(v.breaks(), Some(NO_STEALING), "{}", render(&v));
+    assert_rejected_for(&v, NO_STEALING);
 }
 
 /// A dependent killed by an orphan deletion: in `delete-orphan`, the garbage collector's
@@ -410,8 +406,96 @@ fn an_orphan_delete_that_kills_a_dependent_is_rejected() {
         })
         .unwrap(),
     );
-    assert!(!v.conforms);
-    assert_eq!(v.breaks(), Some(ORPHAN_KEEPS_DEPENDENTS), "{}", render(&v));
+    assert_rejected_for(&v, ORPHAN_KEEPS_DEPENDENTS);
+}
+
+/// In `delete-orphan`, frontend's orphan delete (ReplicaSet version 547) is followed by the
+/// garbage collector's patches removing its reference from frontend-rvfdb (548),
+/// frontend-4lczl (550) and frontend-rfgm6 (551), and frontend's removal (554). A pod the
+/// controller creates for frontend in between (at 548, read before the collector's patch):
+/// frontend is being deleted.
+#[test]
+fn a_creation_for_a_deleting_owner_is_rejected() {
+    let ns = namespace("rsmc-delete-orphan-");
+    let v = judged(
+        &import(&ns, |pods, _| {
+            let mut late = pods[find(pods, |e| {
+                e["type"] == "ADDED" && e["object"]["metadata"]["namespace"] == ns.as_str()
+            })]
+            .clone();
+            let meta = &mut late["object"]["metadata"];
+            another_pod(meta, "frontend-zzzzz", "late-pod");
+            meta["resourceVersion"] = json!("548");
+            pods.insert(at_version(pods, &ns, "548"), late);
+        })
+        .unwrap(),
+    );
+    assert_rejected_for(&v, NO_CREATE_WHILE_DELETING);
+}
+
+/// The same namespace: the collector's orphaning of frontend-rfgm6 (551) is doctored into
+/// the controller adopting frontend-rvfdb, orphaned at 548, back for the frontend being
+/// deleted (its reference and kube-controller-manager's field entry as at 508).
+#[test]
+fn an_adoption_for_a_deleting_owner_is_rejected() {
+    let ns = namespace("rsmc-delete-orphan-");
+    let v = judged(
+        &import(&ns, |pods, _| {
+            let owned = pods[at_version(pods, &ns, "508")]["object"].clone();
+            let mut adopted = pods[at_version(pods, &ns, "548")]["object"].clone();
+            let meta = &mut adopted["metadata"];
+            meta["ownerReferences"] = owned["metadata"]["ownerReferences"].clone();
+            meta["managedFields"][0]["time"] = json!("2026-11-26T17:11:29Z");
+            meta["resourceVersion"] = json!("551");
+            let i = at_version(pods, &ns, "551");
+            pods[i]["object"] = adopted;
+        })
+        .unwrap(),
+    );
+    assert_rejected_for(&v, ADOPTION_RULES);
+}
+
+/// In `scale`, frontend's three pods are bound and made ready, it is scaled to five and
+/// then to one: the controller deletes the two new, unscheduled pods and two of the three
+/// ready ones (753, 754). With frontend-kcprw never made ready (its Ready write, 701,
+/// dropped, its later events keeping the status it had before, and frontend's status
+/// counting two ready pods: the controller's write of three, 702, dropped), the victims the
+/// ranking allows are the two unscheduled pods, frontend-kcprw and one ready pod; the
+/// second ready one (754) is deleted while frontend-kcprw stays.
+#[test]
+fn a_victim_the_ranking_puts_last_is_rejected() {
+    let ns = namespace("rsmc-scale-");
+    let v = judged(
+        &import(&ns, |pods, rs| {
+            rs.remove(at_version(rs, &ns, "702"));
+            for e in rs.iter_mut().filter(|e| {
+                let m = &e["object"]["metadata"];
+                let version = m["resourceVersion"]
+                    .as_str()
+                    .and_then(|v| v.parse::<u64>().ok());
+                m["namespace"] == ns.as_str() && version.is_some_and(|v| v < 753)
+            }) {
+                let status = &mut e["object"]["status"];
+                for field in ["readyReplicas", "availableReplicas"] {
+                    if status[field] == 3 {
+                        status[field] = json!(2);
+                    }
+                }
+            }
+            let unready = pods[at_version(pods, &ns, "690")]["object"].clone();
+            pods.remove(at_version(pods, &ns, "701"));
+            for e in pods.iter_mut().filter(|e| {
+                e["object"]["metadata"]["name"] == unready["metadata"]["name"]
+                    && e["object"]["metadata"]["deletionTimestamp"].is_string()
+            }) {
+                e["object"]["status"] = unready["status"].clone();
+                e["object"]["metadata"]["managedFields"] =
+                    unready["metadata"]["managedFields"].clone();
+            }
+        })
+        .unwrap(),
+    );
+    assert_rejected_for(&v, SCALE_DOWN_RANKED);
 }
 
 /// The index of the event of `namespace` at resourceVersion `version` in `events`.

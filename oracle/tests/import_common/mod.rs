@@ -20,3 +20,16 @@ pub fn commands(imported: &Imported) -> Vec<String> {
         .map(|s| s.command())
         .collect()
 }
+
+/// The recording is rejected, its first divergent write named as breaking `property`.
+pub fn assert_rejected_for(v: &Verdict, property: &str) {
+    let text = rsmc_oracle::judge::render(v);
+    assert!(!v.conforms, "{text}");
+    assert_eq!(v.breaks(), Some(property), "{text}");
+}
+
+/// A pod's metadata made another pod's (a doctored creation): `name` and `uid`.
+pub fn another_pod(meta: &mut serde_json::Value, name: &str, uid: &str) {
+    meta["name"] = name.into();
+    meta["uid"] = uid.into();
+}
