@@ -80,8 +80,8 @@ fn scenarios_about_gates_conform_on_v1_37_with_the_gates_off() {
     }
 }
 
-/// A run that stops (here at an await of a request the controller never sends) stops with
-/// its holds set; the runner releases them before the next scenario of the same `rsmc
+/// A run that stops (here at an await of a request the controller never sends, and the
+/// model's never does either) stops with its holds set; the runner releases them before the next scenario of the same `rsmc
 /// conform`, which needs nothing held and conforms. Before, the holds stayed: the next
 /// scenario's controller never saw its pods (the catalogue's columns on v1.37.2, 2026-11-28).
 #[test]
@@ -119,6 +119,9 @@ fn a_stopped_run_leaves_nothing_held_for_the_next() {
             && stopped.contains("the replicaset-controller did not send one"),
         "the first run stops at its await: {output}"
     );
+    // Nothing deletes a pod of a settled ReplicaSet: no run of the model gets past the
+    // await either.
+    assert_eq!(runs[0]["await_in_model"]["model"], "stops_too", "{output}");
     let failing = nonconforming(&runs[1..], &report.0);
     assert!(failing.is_empty(), "{}\n{output}", failing.join("\n"));
     assert_eq!(code, Some(1), "{output}");

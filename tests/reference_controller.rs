@@ -202,6 +202,63 @@ fn every_injected_fault_is_caught_with_its_property_named() {
     );
 }
 
+/// The forced scenario `rsmc check --bug ENTRY` writes for the counterexample of the entry's
+/// property: the check's `--out` directory (next to the cluster's state) and the scenario.
+fn checked_scenario(cluster: &Cluster, entry: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let out = cluster.state.with_extension("check");
+    let check = rsmc(
+        &["check", "--bug", entry, "--out", out.to_str().unwrap()],
+        &cluster.state,
+    );
+    assert_eq!(check.status.code(), Some(1), "{}", common::text(&check));
+    // One scenario per broken property; the one for the entry's says it reproduces it.
+    let scenario = std::fs::read_dir(&out)
+        .expect("the check's --out")
+        .map(|e| e.expect("entry").path())
+        .find(|p| {
+            p.to_string_lossy().ends_with(".scenario.yaml")
+                && std::fs::read_to_string(p)
+                    .is_ok_and(|t| t.lines().any(|l| l == format!("reproduces: {entry}")))
+        })
+        .expect("the check wrote a scenario that reproduces the entry");
+    (out, scenario)
+}
+
+/// The garbage collector's requests held at its own gate (issue 30): the scenario `rsmc
+/// check --bug create-while-deleting` writes holds the collector's orphaning of the pod and
+/// its removal of the orphan finalizer until the controller's status updates have landed,
+/// as the counterexample orders them. Against the reference controller with that bug (the
+/// consistency gate off, as on v1.35 and before), a sync that saw frontend being deleted
+/// creates a pod for it, which lands after frontend is gone: no write breaks the property
+/// by itself, and every model run that matches the recording does.
+#[test]
+fn the_garbage_collectors_held_requests_force_create_while_deleting() {
+    const ENTRY: &str = "create-while-deleting";
+    let mut cluster = Cluster::up(
+        "gc-requests",
+        &["--kubernetes", RELEASE, "--without-replicaset"],
+    );
+    let (out, scenario) = checked_scenario(&cluster, ENTRY);
+    let yaml = std::fs::read_to_string(&scenario).unwrap();
+    assert!(yaml.contains("from: garbage-collector"), "{yaml}");
+    let report = cluster.state.with_extension("report");
+    let (runs, code, output) = common::conform_reference(
+        &cluster,
+        &format!("--fault {ENTRY}"),
+        "StaleControllerConsistencyReplicaSet=false",
+        &["--bug", ENTRY, scenario.to_str().unwrap()],
+        &report,
+    );
+    assert_eq!(code, Some(0), "{output}");
+    assert!(conforms(&runs[0]), "{output}");
+    assert_eq!(runs[0]["reproduction"]["entry"], ENTRY, "{output}");
+    assert_eq!(runs[0]["reproduction"]["reproduced"], true, "{output}");
+    assert_eq!(runs[0]["reproduction"]["as_modelled"], true, "{output}");
+    cluster.down_and_check();
+    let _ = std::fs::remove_dir_all(&report);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// A run that stops short is still judged for the race its scenario forces. The scenario
 /// `rsmc check --bug steal-controlled-pods` writes, run against the reference controller with
 /// that bug, never settles — two ReplicaSets pass the pod back and forth, which is the bug —
@@ -213,17 +270,7 @@ fn a_run_that_never_settles_is_judged_for_the_race_it_forces() {
         "stopped-run",
         &["--kubernetes", RELEASE, "--without-replicaset"],
     );
-    let out = cluster.state.with_extension("check");
-    let check = rsmc(
-        &["check", "--bug", ENTRY, "--out", out.to_str().unwrap()],
-        &cluster.state,
-    );
-    assert_eq!(check.status.code(), Some(1), "{}", common::text(&check));
-    let scenario = std::fs::read_dir(&out)
-        .expect("the check's --out")
-        .map(|e| e.expect("entry").path())
-        .find(|p| p.to_string_lossy().ends_with(".scenario.yaml"))
-        .expect("the check wrote a scenario");
+    let (out, scenario) = checked_scenario(&cluster, ENTRY);
     let report = cluster.state.with_extension("report");
     let controller = format!("{} controller --fault {ENTRY}", common::RSMC);
     let (runs, code, output) = common::conform(

@@ -106,7 +106,30 @@ pub struct ScenarioRun {
     /// scenario forces.
     #[serde(skip)]
     pub observed: Option<RawObserved>,
+    /// The scenario step (0-based) of the `await` the run stopped at, never met.
+    #[serde(skip)]
+    pub stopped_at_await: Option<usize>,
+    /// For a run that stopped at an await: whether a run of the model gets past it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub await_in_model: Option<AwaitInModel>,
 }
+
+/// Whether the model gets past the `await` a run stopped at
+/// ([`rsmc_oracle::run_scenario::passes`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "model")]
+pub enum AwaitInModel {
+    /// Some run of the model does: the cluster did not do what it does.
+    GetsPast,
+    /// No run does: the release's model stops there too (a fixed controller never sends
+    /// the request a faulty one would).
+    StopsToo,
+    /// The search stopped after `explored` states.
+    Unknown { explored: usize },
+}
+
+/// The most states the model is searched for a way past the await a run stopped at.
+const AWAIT_SEARCH_LIMIT: usize = 300_000;
 
 /// Whether a run reproduced the catalogued race its scenario forces.
 #[derive(Clone, Debug, Serialize)]
@@ -193,6 +216,8 @@ pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
         views: Vec::new(),
         reproduction: None,
         observed: None,
+        stopped_at_await: None,
+        await_in_model: None,
     };
     match create_namespace(target, &scenario.name).await {
         Ok(ns) => out.namespace = ns,
@@ -259,6 +284,14 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
         // A run that stopped short has no last settle point for the oracle to judge, but
         // what the cluster wrote until then may already break the forced property (the
         // steal of a livelock that never settles).
+        if let Some(step) = out.stopped_at_await {
+            use rsmc_oracle::run_scenario::{passes, Reached};
+            out.await_in_model = Some(match passes(prepared, step, AWAIT_SEARCH_LIMIT) {
+                Reached::Yes => AwaitInModel::GetsPast,
+                Reached::No => AwaitInModel::StopsToo,
+                Reached::Unknown { explored } => AwaitInModel::Unknown { explored },
+            });
+        }
         let subject = prepared.subject();
         let broken = rsmc_oracle::broken::in_recording(&obs, &subject.model.sem);
         out.reproduction = prepared
@@ -557,14 +590,15 @@ async fn take_steps(
                     continue;
                 };
                 let hold = hold_in(&pattern.into());
-                await_step::held(gate, &hold, target.policy.timeout)
-                    .await
-                    .map_err(|e| unmet(format!("{label}: {e}")))?;
+                let waited = await_step::held(gate, &hold, target.policy.timeout).await;
+                out.stopped_at_await = waited.is_err().then_some(index);
+                waited.map_err(|e| unmet(format!("{label}: {e}")))?;
             }
             StepKind::Await(Awaited::Gone { kind, name }) => {
-                await_step::gone(client, &ns, *kind, name, target.policy.timeout)
-                    .await
-                    .map_err(|e| unmet(format!("{label}: {e}")))?;
+                let waited =
+                    await_step::gone(client, &ns, *kind, name, target.policy.timeout).await;
+                out.stopped_at_await = waited.is_err().then_some(index);
+                waited.map_err(|e| unmet(format!("{label}: {e}")))?;
             }
             StepKind::RestartController { .. }
             | StepKind::StartSecondLeader

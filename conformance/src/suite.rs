@@ -2,7 +2,7 @@
 //! those that restart or duplicate the controller or hold its watch events alone, and a
 //! report.
 
-use crate::run::{self, report_paths, ScenarioRun, Target};
+use crate::run::{self, report_paths, AwaitInModel, ScenarioRun, Target};
 use rsmc_oracle::judge;
 use rsmc_oracle::prepared::Prepared;
 use std::path::Path;
@@ -82,6 +82,9 @@ pub fn summary_line(r: &ScenarioRun) -> String {
             rep.entry
         ));
     }
+    if r.await_in_model == Some(AwaitInModel::StopsToo) {
+        line.push_str("  (stopped at an await the model stops at too)");
+    }
     if !r.not_forced.is_empty() || r.on_cluster.is_some() {
         line.push_str("  (see notes)");
     }
@@ -106,6 +109,13 @@ pub fn render(r: &ScenarioRun) -> String {
     }
     if let Some(e) = &r.error {
         out.push_str(&format!("error: {}\n", e.message));
+        if let Some(model) = &r.await_in_model {
+            out.push_str(&match model {
+                AwaitInModel::StopsToo => "the model stops there too: no run of it gets past this await (what it waits for, the model's controller never does either)\n".to_string(),
+                AwaitInModel::GetsPast => "the model gets past this await: some run of it does what the cluster did not\n".to_string(),
+                AwaitInModel::Unknown { explored } => format!("whether the model gets past this await is not known: its search stopped after {explored} states\n"),
+            });
+        }
         if r.observed.is_some() {
             out.push_str(&format!(
                 "the recording up to the stop: {}.observed.stopped.json (not judged by the oracle: it ends unsettled)\n",

@@ -40,13 +40,16 @@ conform_into() {
     | grep -E '(^| )(conforms|DOES NOT CONFORM|ERROR)  ' | tee -a "$lines" >&2 || true
 }
 
-# cell LINES NAME ENTRY: how many runs of scenario NAME in LINES reproduced ENTRY, and how
-# many conformed: "took/ran, conforms c/ran".
+# cell LINES NAME ENTRY: how many runs of scenario NAME in LINES reproduced ENTRY, how
+# many conformed, and how many stopped at an await the model stops at too: "took/ran,
+# conforms c/ran[, stopped as the model s/ran]".
 cell() {
-  local lines ran took conformed
+  local lines ran took conformed stopped
   lines=$(grep -E "  $2 " "$1" 2>/dev/null || true)
   ran=$(grep -c . <<<"$lines" || true)
   took=$(grep -c "reproduced $3" <<<"$lines" || true)
   conformed=$(grep -c "conforms  $2 " <<<"$lines" || true)
+  stopped=$(grep -c "the model stops at too" <<<"$lines" || true)
   printf '%s' "$took/$ran, conforms $conformed/$ran"
+  ((stopped == 0)) || printf ', stopped as the model %s/%s' "$stopped" "$ran"
 }

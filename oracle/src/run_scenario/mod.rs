@@ -17,7 +17,7 @@
 mod forcing;
 mod verify;
 
-pub use verify::{note_reach, reaches, Reached};
+pub use verify::{note_reach, passes, reaches, Reached};
 
 use crate::scenario::{Scenario, Step, StepKind};
 use forcing::{Insert, Rank, Started};

@@ -6,6 +6,7 @@
 //! (its script, the counterexample's semantics) is searched for a run that breaks the
 //! property — for convergence, a run that ends settled and not converged.
 
+use crate::prepared::Prepared;
 use crate::scenario::{compile, Scenario};
 use rsmc_spec::liveness::{converged::converged, CONVERGENCE};
 use rsmc_spec::model::{RsModel, State, UpToRevisions};
@@ -50,29 +51,48 @@ pub fn reaches(
         Some(p) => !(p.condition)(&scripted, s),
         None => s.script.step as usize >= steps && scripted.is_quiescent(s) && !converged(s),
     };
+    Ok(search(&scripted, limit, broken))
+}
+
+/// Whether some run of the scenario `prepared` (its own model and semantics, going on past
+/// safety violations as a cluster does) gets past its step `step` (0-based; an `await`),
+/// exploring at most `limit` states. A cluster run that stopped there, the await never met,
+/// did what the model does when no run gets past it: the fixed controller never sends the
+/// request a faulty one would, and neither does the model of it.
+pub fn passes(prepared: &Prepared, step: usize, limit: usize) -> Reached {
+    let Some(at) = prepared.compiled.origin.iter().rposition(|&o| o == step) else {
+        return Reached::Yes;
+    };
+    let model = prepared.model.clone().past_violations();
+    search(&model, limit, |s| s.script.step as usize > at)
+}
+
+/// Breadth-first over `model`'s runs (states alike up to revisions visited once) for a
+/// state where `found` holds.
+fn search(model: &RsModel, limit: usize, found: impl Fn(&State) -> bool) -> Reached {
     let hasher = RandomState::new();
     let mut seen = HashSet::new();
-    let mut queue: VecDeque<State> = scripted.init_states().into();
+    let mut queue: VecDeque<State> = model.init_states().into();
     let mut actions = Vec::new();
     while let Some(s) = queue.pop_front() {
         if !seen.insert(hasher.hash_one(UpToRevisions(&s))) {
             continue;
         }
-        if broken(&s) {
-            return Ok(Reached::Yes);
+        if found(&s) {
+            return Reached::Yes;
         }
         if seen.len() >= limit {
-            return Ok(Reached::Unknown {
+            return Reached::Unknown {
                 explored: seen.len(),
-            });
+            };
         }
         actions.clear();
-        scripted.actions(&s, &mut actions);
+        model.actions(&s, &mut actions);
         for a in actions.drain(..) {
-            queue.extend(scripted.next_state(&s, a));
+            queue.extend(model.next_state(&s, a));
         }
     }
-    Ok(Reached::No)
+    Reached::No
 }
 
 /// The most states [`note_reach`] explores: a forced scenario's model is small, and a
