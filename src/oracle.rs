@@ -3,8 +3,9 @@
 use crate::exit;
 use crate::OracleArgs;
 use rsmc_oracle::judge;
-use rsmc_oracle::observed;
+use rsmc_oracle::observed::{self, Observed};
 use rsmc_oracle::prepared::Prepared;
+use rsmc_oracle::stopped::{judge_up_to, UpToStop};
 use rsmc_spec::profile::Profile;
 
 pub fn run(args: &OracleArgs) -> i32 {
@@ -38,6 +39,9 @@ pub fn run(args: &OracleArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
+    if let Some(step) = observed.stopped_at {
+        return stopped(args, &loaded, &observed, step);
+    }
     let verdict = match judge::judge(&loaded.subject(), &observed, &args.budget.budget()) {
         Ok(v) => v,
         Err(e) => {
@@ -60,5 +64,31 @@ pub fn run(args: &OracleArgs) -> i32 {
         exit::OK
     } else {
         exit::VIOLATION
+    }
+}
+
+/// A recording of a run that stopped short at scenario step `step`: judged up to the stop.
+fn stopped(args: &OracleArgs, loaded: &Prepared, observed: &Observed, step: usize) -> i32 {
+    let judged = match judge_up_to(&loaded.subject(), observed, step, &args.budget.budget()) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.observed.display());
+            return exit::BAD_INPUT;
+        }
+    };
+    crate::output::print(args.json, &judged, || {
+        println!(
+            "the run stopped at step {} ({}); {judged}",
+            step + 1,
+            loaded
+                .steps
+                .get(step)
+                .map_or("a step the scenario does not have", String::as_str)
+        )
+    });
+    match judged {
+        UpToStop::Conforms { .. } => exit::OK,
+        UpToStop::Diverges { .. } => exit::VIOLATION,
+        UpToStop::Undecided { .. } => exit::TOO_LARGE,
     }
 }

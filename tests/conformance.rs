@@ -122,6 +122,9 @@ fn a_stopped_run_leaves_nothing_held_for_the_next() {
     // Nothing deletes a pod of a settled ReplicaSet: no run of the model gets past the
     // await either.
     assert_eq!(runs[0]["await_in_model"]["model"], "stops_too", "{output}");
+    // What it recorded until then (the apply, the controller's creation and status) is a
+    // run of the model.
+    assert_eq!(runs[0]["up_to_stop"]["result"], "conforms", "{output}");
     let failing = nonconforming(&runs[1..], &report.0);
     assert!(failing.is_empty(), "{}\n{output}", failing.join("\n"));
     assert_eq!(code, Some(1), "{output}");

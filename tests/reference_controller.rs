@@ -294,6 +294,11 @@ fn a_run_that_never_settles_is_judged_for_the_race_it_forces() {
     assert!(error.contains("did not settle"), "the run stops: {output}");
     assert_eq!(run["reproduction"]["entry"], ENTRY, "{output}");
     assert_eq!(run["reproduction"]["reproduced"], true, "{output}");
+    // Every write until the stop (thousands: the pod passed back and forth) is a run of the
+    // model with the bug, one that goes on past the violation; without it, none is
+    // (`rsmc oracle` on the stopped recording says where).
+    assert_eq!(run["up_to_stop"]["result"], "conforms", "{output}");
+    assert_eq!(run["up_to_stop"]["past_a_violation"], true, "{output}");
     let name = run["scenario"].as_str().unwrap();
     assert!(
         report

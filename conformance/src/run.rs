@@ -20,6 +20,7 @@ use rsmc_oracle::observed::{self, RawObserved, RawSegment, RawSnapshot, SCHEMA};
 use rsmc_oracle::prepared::Prepared;
 use rsmc_oracle::render;
 use rsmc_oracle::scenario::{resource_name, StepKind};
+use rsmc_oracle::stopped::{judge_up_to, UpToStop};
 use rsmc_spec::api::ApiServer;
 use rsmc_spec::bugs::Entry;
 use rsmc_spec::controller::expectations::EXPECTATIONS_TIMEOUT;
@@ -106,12 +107,19 @@ pub struct ScenarioRun {
     /// scenario forces.
     #[serde(skip)]
     pub observed: Option<RawObserved>,
-    /// The scenario step (0-based) of the `await` the run stopped at, never met.
+    /// The scenario step (0-based) the run was at when it stopped short, never completed.
     #[serde(skip)]
-    pub stopped_at_await: Option<usize>,
+    pub stopped_at: Option<usize>,
+    /// That step is an `await`, never met.
+    #[serde(skip)]
+    pub stopped_at_await: bool,
     /// For a run that stopped at an await: whether a run of the model gets past it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub await_in_model: Option<AwaitInModel>,
+    /// For a run that stopped short of its end (not because the cluster broke): the oracle's
+    /// verdict on what it recorded until the stop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub up_to_stop: Option<UpToStop>,
 }
 
 /// Whether the model gets past the `await` a run stopped at
@@ -216,8 +224,10 @@ pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
         views: Vec::new(),
         reproduction: None,
         observed: None,
-        stopped_at_await: None,
+        stopped_at: None,
+        stopped_at_await: false,
         await_in_model: None,
+        up_to_stop: None,
     };
     match create_namespace(target, &scenario.name).await {
         Ok(ns) => out.namespace = ns,
@@ -284,15 +294,24 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
         // A run that stopped short has no last settle point for the oracle to judge, but
         // what the cluster wrote until then may already break the forced property (the
         // steal of a livelock that never settles).
-        if let Some(step) = out.stopped_at_await {
-            use rsmc_oracle::run_scenario::{passes, Reached};
-            out.await_in_model = Some(match passes(prepared, step, AWAIT_SEARCH_LIMIT) {
-                Reached::Yes => AwaitInModel::GetsPast,
-                Reached::No => AwaitInModel::StopsToo,
-                Reached::Unknown { explored } => AwaitInModel::Unknown { explored },
-            });
-        }
         let subject = prepared.subject();
+        if let Some(step) = obs.stopped_at {
+            if out.stopped_at_await {
+                use rsmc_oracle::run_scenario::{passes, Reached};
+                out.await_in_model = Some(match passes(prepared, step, AWAIT_SEARCH_LIMIT) {
+                    Reached::Yes => AwaitInModel::GetsPast,
+                    Reached::No => AwaitInModel::StopsToo,
+                    Reached::Unknown { explored } => AwaitInModel::Unknown { explored },
+                });
+            }
+            out.up_to_stop = Some(
+                judge_up_to(&subject, &obs, step, &default_budget()).unwrap_or_else(|e| {
+                    UpToStop::Undecided {
+                        detail: e.to_string(),
+                    }
+                }),
+            );
+        }
         let broken = rsmc_oracle::broken::in_recording(&obs, &subject.model.sem);
         out.reproduction = prepared
             .scenario
@@ -383,14 +402,18 @@ async fn steps_and_settles(
     );
     let mut segments = Vec::new();
     let result = take_steps(target, prepared, out, &mut recorder, &mut segments).await;
-    let observed = |segments| RawObserved {
+    let observed = |segments, stopped_at| RawObserved {
         schema: SCHEMA.to_string(),
         scenario: prepared.scenario.name.clone(),
         cluster: target.cluster.clone(),
         segments,
+        stopped_at,
     };
     match result {
-        Ok(()) => Ok(observed(segments)),
+        Ok(()) => {
+            out.stopped_at = None;
+            Ok(observed(segments, None))
+        }
         Err(error) => {
             // Everything recorded so far, then the namespace as it is: the tail's writes
             // are judged against the last settle point's snapshot, as any segment's are.
@@ -400,7 +423,9 @@ async fn steps_and_settles(
                     refused: Vec::new(),
                     settled: snapshot(&now),
                 });
-                observed(segments)
+                // Where it stopped, unless the cluster broke: then what it recorded is not
+                // the implementation's doing alone.
+                observed(segments, out.stopped_at.filter(|_| !error.broken))
             });
             Err(Stopped { error, recorded })
         }
@@ -450,6 +475,7 @@ async fn take_steps(
     // What the scenario holds at the gates when each step starts.
     let mut held = rsmc_oracle::scenario::Held::default();
     for (index, step) in steps.iter().enumerate() {
+        out.stopped_at = Some(index);
         let label = format!("step {} ({})", index + 1, step.command());
         // The scenario was validated, so this holds; were it not, the run stops here.
         held.step(index, &step.kind)
@@ -591,13 +617,13 @@ async fn take_steps(
                 };
                 let hold = hold_in(&pattern.into());
                 let waited = await_step::held(gate, &hold, target.policy.timeout).await;
-                out.stopped_at_await = waited.is_err().then_some(index);
+                out.stopped_at_await = waited.is_err();
                 waited.map_err(|e| unmet(format!("{label}: {e}")))?;
             }
             StepKind::Await(Awaited::Gone { kind, name }) => {
                 let waited =
                     await_step::gone(client, &ns, *kind, name, target.policy.timeout).await;
-                out.stopped_at_await = waited.is_err().then_some(index);
+                out.stopped_at_await = waited.is_err();
                 waited.map_err(|e| unmet(format!("{label}: {e}")))?;
             }
             StepKind::RestartController { .. }

@@ -5,6 +5,7 @@
 use crate::run::{self, report_paths, AwaitInModel, ScenarioRun, Target};
 use rsmc_oracle::judge;
 use rsmc_oracle::prepared::Prepared;
+use rsmc_oracle::stopped::UpToStop;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
@@ -85,6 +86,11 @@ pub fn summary_line(r: &ScenarioRun) -> String {
     if r.await_in_model == Some(AwaitInModel::StopsToo) {
         line.push_str("  (stopped at an await the model stops at too)");
     }
+    match &r.up_to_stop {
+        Some(UpToStop::Conforms { .. }) => line.push_str("  (conforms up to the stop)"),
+        Some(UpToStop::Diverges { .. }) => line.push_str("  (DOES NOT CONFORM up to the stop)"),
+        Some(UpToStop::Undecided { .. }) | None => {}
+    }
     if !r.not_forced.is_empty() || r.on_cluster.is_some() {
         line.push_str("  (see notes)");
     }
@@ -118,9 +124,13 @@ pub fn render(r: &ScenarioRun) -> String {
         }
         if r.observed.is_some() {
             out.push_str(&format!(
-                "the recording up to the stop: {}.observed.stopped.json (not judged by the oracle: it ends unsettled)\n",
+                "the recording up to the stop: {}.observed.stopped.json",
                 r.scenario
             ));
+            match &r.up_to_stop {
+                Some(judged) => out.push_str(&format!(", judged by the oracle: {judged}\n")),
+                None => out.push_str(" (not judged by the oracle: the cluster broke)\n"),
+            }
         }
     }
     if let Some(v) = &r.verdict {

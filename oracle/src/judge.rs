@@ -180,6 +180,10 @@ pub enum JudgeError {
     /// The recording's unconfirmed writes cannot be read ([`crate::readings`]).
     #[error("{0}")]
     Unconfirmed(String),
+    /// The run stopped short (`stoppedAt`), so its last segment never settled: it is judged
+    /// up to the stop ([`crate::stopped::judge_up_to`]), not here.
+    #[error("the run stopped short at step {} (stoppedAt {step}): its last segment never settled, so it is judged up to the stop", step + 1)]
+    Stopped { step: usize },
 }
 
 impl JudgeError {
@@ -365,6 +369,7 @@ fn witness_first(
         origin: subject.origin,
         settles: &settles,
         observed,
+        open_end: false,
     };
     match witness::search(&recording, budget, None)? {
         Found::Run {
@@ -414,7 +419,7 @@ fn explain(
 /// (`rsmc_spec::config::InformerConfig::drain_unbounded`). A recording shows how far behind
 /// the controller wrote; the lag bound only keeps exhaustive searches finite. Everything else
 /// is the model the exhaustive levels explain divergences with.
-fn draining_unbounded(model: &RsModel) -> RsModel {
+pub(crate) fn draining_unbounded(model: &RsModel) -> RsModel {
     let mut m = model.clone();
     m.config.informer.drain_unbounded = true;
     m
@@ -451,6 +456,7 @@ fn witnessed_further_behind(
             origin: subject.origin,
             settles,
             observed,
+            open_end: false,
         };
         match witness::search(&recording, &explaining(budget), None) {
             Ok(Found::Run {
@@ -499,12 +505,10 @@ fn explaining(budget: &Budget) -> Budget {
 /// The script indices of the scenario's settles, once the recording is known to be of this
 /// scenario and to have one segment per settle.
 fn check_shape(subject: &Subject, observed: &Observed) -> Result<Vec<usize>, JudgeError> {
-    if observed.scenario != subject.name {
-        return Err(JudgeError::Scenario {
-            observed: observed.scenario.clone(),
-            expected: subject.name.to_string(),
-        });
+    if let Some(step) = observed.stopped_at {
+        return Err(JudgeError::Stopped { step });
     }
+    check_scenario(subject, observed)?;
     let script = subject.model.script.as_ref().expect("a scripted model");
     let settles = script.settle_indices();
     if settles.len() != observed.segments.len() {
@@ -517,8 +521,19 @@ fn check_shape(subject: &Subject, observed: &Observed) -> Result<Vec<usize>, Jud
     Ok(settles)
 }
 
+/// That the recording is of the subject's scenario.
+pub(crate) fn check_scenario(subject: &Subject, observed: &Observed) -> Result<(), JudgeError> {
+    if observed.scenario != subject.name {
+        return Err(JudgeError::Scenario {
+            observed: observed.scenario.clone(),
+            expected: subject.name.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// The scenario steps (indices) from the settle before `k` to the settle `k`.
-fn step_ids(subject: &Subject, settles: &[usize], k: usize) -> Vec<usize> {
+pub(crate) fn step_ids(subject: &Subject, settles: &[usize], k: usize) -> Vec<usize> {
     let first = if k == 0 { 0 } else { settles[k - 1] + 1 };
     let mut ids: Vec<usize> = subject.origin[first..=settles[k]].to_vec();
     ids.dedup();
@@ -675,7 +690,7 @@ fn unexplained(
 
 /// The trace level where every recorded write is a model run but none ends in the settled
 /// state.
-fn misses_writes(writes: usize) -> Level {
+pub(crate) fn misses_writes(writes: usize) -> Level {
     Level::Diverges {
         detail: "every recorded write is a model run, but none of those runs ends in the recorded settled state: the recording misses writes".into(),
         allowed: vec![],
@@ -686,7 +701,7 @@ fn misses_writes(writes: usize) -> Level {
 
 /// The trace level at a divergence, the scenario step it starts at and the property the
 /// divergent write breaks.
-fn diverging_trace(
+pub(crate) fn diverging_trace(
     subject: &Subject,
     before: &Snapshot,
     events: &[Event],

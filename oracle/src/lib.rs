@@ -26,6 +26,7 @@ pub mod run_scenario;
 pub mod scenario;
 pub mod side_by_side;
 pub mod step_numbering;
+pub mod stopped;
 pub mod trace;
 pub mod trace_text;
 pub mod validate;

@@ -34,7 +34,9 @@
 //!       ],
 //!       "settled": { "replicasets": [ … ], "pods": [ … ] }   // a list of each, once settled
 //!     }, …
-//!   ]
+//!   ],
+//!   "stoppedAt": 8                          // optional: the run stopped short at this step
+//!                                           //   (numbered as `step`), which never completed
 //! }
 //! ```
 //!
@@ -46,6 +48,11 @@
 //! label, the scheduler's binding, the kubelet's reports) can own an event, and only in the
 //! segment of the settle point after it; anything else is refused as bad input
 //! ([`crate::step_numbering`]), since judged it would read as a controller fault.
+//!
+//! A run that stopped short (an `await` never met, a settle point never reached) says where
+//! with `stoppedAt`: its segments are then one per settle point before that step, and a
+//! last one with what was recorded until the stop, `settled` listing the namespace as it
+//! was then. The oracle judges it up to the stop ([`crate::stopped`]).
 //!
 //! `floating` is for recordings that do not give every event's resourceVersion (an audit
 //! log: [`crate::import`]). Such an event is placed as early as the recording allows; it may
@@ -167,6 +174,10 @@ pub struct RawObserved {
     #[serde(default)]
     pub cluster: serde_json::Value,
     pub segments: Vec<RawSegment>,
+    /// The run stopped short at this scenario step (numbered as an event's `step`), which
+    /// never completed; the last segment is what was recorded until then (see the schema).
+    #[serde(default, rename = "stoppedAt", skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<usize>,
 }
 
 /// One abstracted watch event.
@@ -234,6 +245,8 @@ pub struct Observed {
     pub scenario: String,
     pub cluster: serde_json::Value,
     pub segments: Vec<Segment>,
+    /// [`RawObserved::stopped_at`].
+    pub stopped_at: Option<usize>,
 }
 
 impl Observed {
@@ -342,6 +355,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
         scenario: raw.scenario,
         cluster: raw.cluster,
         segments,
+        stopped_at: raw.stopped_at,
     };
     crate::readings::check(&observed).map_err(|m| InputError::in_file(file, m))?;
     Ok(observed)

@@ -245,6 +245,12 @@ pub(crate) struct Node {
 }
 
 impl Node {
+    /// Whether the run so far has produced every one of the segment's `visible` recorded
+    /// writes, none of them left to be made later.
+    pub fn produced_all(&self, visible: usize) -> bool {
+        self.matched == visible && self.deferred.is_empty() && self.postponed.is_empty()
+    }
+
     /// A node at the start of a segment.
     pub fn start(state: State, binding: Binding) -> Self {
         Node {
@@ -313,10 +319,7 @@ pub(crate) struct Expansion {
 impl Expansion {
     /// Whether the node ends the segment: settled with every recorded write produced.
     pub fn ends(&self, node: &Node, visible: usize) -> bool {
-        self.settled
-            && node.matched == visible
-            && node.deferred.is_empty()
-            && node.postponed.is_empty()
+        self.settled && node.produced_all(visible)
     }
 }
 

@@ -125,6 +125,12 @@ pub struct Recording<'a> {
     /// The script index of each segment's settle.
     pub settles: &'a [usize],
     pub observed: &'a Observed,
+    /// The run stopped short in its last segment (an await never met, a settle that never
+    /// came), whose "settle" is then the step it stopped at: that segment ends as soon as
+    /// every write it recorded is produced, with no settled state to match (the cluster
+    /// never settled there; what it listed at the stop may already show a write the
+    /// recording missed).
+    pub open_end: bool,
 }
 
 /// Search for a run of `recording` from the model's initial states. `avoid`, when given,
@@ -212,6 +218,14 @@ pub fn search(
                 .frontier
                 .note(&node, &expansion, visible[k].len());
         }
+        let last = k + 1 == segments.len();
+        if last && recording.open_end && node.produced_all(visible[k].len()) {
+            return Ok(Found::Run {
+                moved: node.moved,
+                end: Box::new((node.state, node.binding)),
+                explored: seen.len(),
+            });
+        }
         if expansion.ends(&node, visible[k].len()) {
             let settled = &recording.observed.segments[k].settled;
             let objects = ModelObjects {
@@ -219,7 +233,7 @@ pub fn search(
                 pods: &node.state.api.pods,
             };
             match match_objects(&node.binding, objects, settled) {
-                Some(b) if k + 1 == segments.len() => {
+                Some(b) if last => {
                     return Ok(Found::Run {
                         moved: node.moved,
                         end: Box::new((node.state, b)),

@@ -311,6 +311,7 @@ impl Recording {
                 scenario: name,
                 cluster,
                 segments: importer.out,
+                stopped_at: None,
             },
             summary,
         })

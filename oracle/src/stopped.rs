@@ -1,0 +1,204 @@
+//! A run that stopped short, judged up to where it stopped.
+//!
+//! A cluster run stops short when a step it waits for never comes: an `await` of a request
+//! the implementation never sends, a settle point the namespace never reaches (a livelock).
+//! Its recording has the settled segments before the stop and a last segment that never
+//! settled, so the oracle's verdict ([`crate::judge`]), which matches every segment's
+//! settled state, has nothing to end on. What can still be asked is whether the cluster did
+//! anything the model forbids *before* it stopped: is there a run of the model, the
+//! scenario followed up to the stopped step, that makes every recorded write in order and
+//! matches every settle point it did reach? The [witness search](crate::witness) answers it
+//! with the last segment left open ([`Recording::open_end`]).
+//!
+//! That is all a stopped run says. Whether the model could also stop where the cluster did
+//! is a question about the model alone (`rsmc_oracle::run_scenario::passes`, for awaits).
+
+use crate::judge::{
+    check_scenario, diverging_trace, draining_unbounded, misses_writes, step_ids, JudgeError,
+    Level, Subject,
+};
+use crate::observed::{Observed, Snapshot};
+use crate::witness::{self, Found, Recording};
+use rsmc_spec::budget::Budget;
+use serde::Serialize;
+
+/// The verdict on a stopped run's recording.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum UpToStop {
+    /// A run of the model makes every recorded write and meets every settle point the
+    /// cluster reached.
+    Conforms {
+        /// Recorded writes, all segments.
+        writes: usize,
+        /// Search nodes expanded to find the run.
+        explored: usize,
+        /// Only a run that goes on past a safety violation does (the cluster went through
+        /// an upstream race, or a bug switched on).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        past_a_violation: bool,
+    },
+    /// No run does: where the recording and the model part ways.
+    Diverges {
+        /// The settle point (1-based; the last is the stop) of the divergence.
+        segment: usize,
+        trace: Level,
+        /// The scenario step the divergence starts at, numbered from 1.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        divergent_step: Option<usize>,
+        /// The safety property the divergent write breaks, when one does.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        breaks: Option<&'static str>,
+    },
+    /// The search stopped at its budget before it decided.
+    Undecided { detail: String },
+}
+
+impl UpToStop {
+    pub fn conforms(&self) -> bool {
+        matches!(self, UpToStop::Conforms { .. })
+    }
+}
+
+impl std::fmt::Display for UpToStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UpToStop::Conforms {
+                writes,
+                past_a_violation,
+                ..
+            } => {
+                write!(
+                    f,
+                    "conforms up to the stop: a run of the model makes all {writes} recorded writes"
+                )?;
+                if *past_a_violation {
+                    write!(f, " (one that goes on past a safety violation)")?;
+                }
+                Ok(())
+            }
+            UpToStop::Diverges {
+                segment,
+                trace,
+                divergent_step,
+                breaks,
+            } => {
+                write!(
+                    f,
+                    "DOES NOT CONFORM up to the stop, before settle point {segment}"
+                )?;
+                if let Some(step) = divergent_step {
+                    write!(f, ", at step {step}")?;
+                }
+                if let Level::Diverges { detail, seen, .. } = trace {
+                    write!(f, ": {detail}; seen: {seen}")?;
+                }
+                if let Some(p) = breaks {
+                    write!(f, " (it breaks {p})")?;
+                }
+                Ok(())
+            }
+            UpToStop::Undecided { detail } => write!(f, "not decided up to the stop: {detail}"),
+        }
+    }
+}
+
+/// Judge `observed`, a run of `subject`'s scenario that stopped at scenario step `stopped`
+/// (0-based, never completed): its segments are the settle points before that step, then
+/// what was recorded until the stop. First by the model's runs that end at a safety
+/// violation, then, if none matches, by those that go on past one.
+pub fn judge_up_to(
+    subject: &Subject,
+    observed: &Observed,
+    stopped: usize,
+    budget: &Budget,
+) -> Result<UpToStop, JudgeError> {
+    check_scenario(subject, observed)?;
+    if stopped >= subject.steps.len() {
+        return Err(JudgeError::Step(crate::step_numbering::StepError {
+            field: "stoppedAt".into(),
+            message: format!(
+                "step {stopped} (numbered from 0) is not a step of the scenario, which has {}",
+                subject.steps.len()
+            ),
+        }));
+    }
+    let script = subject.model.script.as_ref().expect("a scripted model");
+    // Where the model's script stops: at the first of its steps the stopped step made.
+    let stop = subject
+        .origin
+        .iter()
+        .position(|&o| o >= stopped)
+        .unwrap_or(subject.origin.len());
+    let mut settles: Vec<usize> = script
+        .settle_indices()
+        .into_iter()
+        .filter(|&i| i < stop)
+        .collect();
+    settles.push(stop);
+    if settles.len() != observed.segments.len() {
+        return Err(JudgeError::Segments {
+            observed: observed.segments.len(),
+            expected: settles.len(),
+        });
+    }
+    crate::step_numbering::check(subject, &settles, observed)?;
+    let writes = observed
+        .segments
+        .iter()
+        .map(|s| s.events.as_ref().map_or(0, Vec::len))
+        .sum();
+    let mut last = None;
+    for past_a_violation in [false, true] {
+        let mut model = draining_unbounded(subject.model);
+        model.past_violations |= past_a_violation;
+        let recording = Recording {
+            model: &model,
+            origin: subject.origin,
+            settles: &settles,
+            observed,
+            open_end: true,
+        };
+        match witness::search(&recording, budget, None) {
+            Ok(Found::Run { explored, .. }) => {
+                return Ok(UpToStop::Conforms {
+                    writes,
+                    explored,
+                    past_a_violation: past_a_violation && !subject.model.past_violations,
+                })
+            }
+            Ok(Found::Nothing { segment, stop, .. }) => last = Some((segment, *stop)),
+            Err(unfinished) => {
+                return Ok(UpToStop::Undecided {
+                    detail: unfinished.to_string(),
+                })
+            }
+        }
+    }
+    let (segment, stop) = last.expect("searched at least once");
+    let events = observed.segments[segment]
+        .events
+        .as_deref()
+        .unwrap_or_default();
+    let empty = Snapshot::default();
+    let before = match segment {
+        0 => &empty,
+        k => &observed.segments[k - 1].settled,
+    };
+    let (trace, step, breaks) = match stop {
+        witness::Stop::MissesWrites => (misses_writes(events.len()), None, None),
+        witness::Stop::Diverges(d) => diverging_trace(
+            subject,
+            before,
+            events,
+            d,
+            &step_ids(subject, &settles, segment),
+        ),
+    };
+    Ok(UpToStop::Diverges {
+        segment: segment + 1,
+        trace,
+        divergent_step: step.map(|i| i + 1),
+        breaks,
+    })
+}
