@@ -19,6 +19,7 @@ use rsmc_oracle::judge::{self, Verdict};
 use rsmc_oracle::observed::{self, RawObserved, RawSegment, RawSnapshot, SCHEMA};
 use rsmc_oracle::prepared::Prepared;
 use rsmc_oracle::render;
+use rsmc_oracle::run_scenario::Reached;
 use rsmc_oracle::scenario::{resource_name, StepKind};
 use rsmc_oracle::stopped::{judge_up_to, UpToStop};
 use rsmc_spec::api::ApiServer;
@@ -134,6 +135,16 @@ pub enum AwaitInModel {
     StopsToo,
     /// The search stopped after `explored` states.
     Unknown { explored: usize },
+}
+
+impl From<Reached> for AwaitInModel {
+    fn from(reached: Reached) -> AwaitInModel {
+        match reached {
+            Reached::Yes => AwaitInModel::GetsPast,
+            Reached::No => AwaitInModel::StopsToo,
+            Reached::Unknown { explored } => AwaitInModel::Unknown { explored },
+        }
+    }
 }
 
 /// The most states the model is searched for a way past the await a run stopped at.
@@ -297,12 +308,8 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
         let subject = prepared.subject();
         if let Some(step) = obs.stopped_at {
             if out.stopped_at_await {
-                use rsmc_oracle::run_scenario::{passes, Reached};
-                out.await_in_model = Some(match passes(prepared, step, AWAIT_SEARCH_LIMIT) {
-                    Reached::Yes => AwaitInModel::GetsPast,
-                    Reached::No => AwaitInModel::StopsToo,
-                    Reached::Unknown { explored } => AwaitInModel::Unknown { explored },
-                });
+                let reached = rsmc_oracle::run_scenario::passes(prepared, step, AWAIT_SEARCH_LIMIT);
+                out.await_in_model = Some(reached.into());
             }
             out.up_to_stop = Some(
                 judge_up_to(&subject, &obs, step, &default_budget()).unwrap_or_else(|e| {
@@ -608,21 +615,22 @@ async fn take_steps(
                     .await
                     .map_err(|e| broken(format!("{label}: {e}")))?;
             }
-            StepKind::Await(Awaited::Held(pattern)) => {
-                let Some(gate) = gate_of(target, pattern.from) else {
-                    out.not_forced.push(format!(
-                        "{label}: no event gate, so nothing is held to wait for"
-                    ));
-                    continue;
+            StepKind::Await(awaited) => {
+                let waited = match awaited {
+                    Awaited::Held(pattern) => {
+                        let Some(gate) = gate_of(target, pattern.from) else {
+                            out.not_forced.push(format!(
+                                "{label}: no event gate, so nothing is held to wait for"
+                            ));
+                            continue;
+                        };
+                        let hold = hold_in(&pattern.into());
+                        await_step::held(gate, &hold, target.policy.timeout).await
+                    }
+                    Awaited::Gone { kind, name } => {
+                        await_step::gone(client, &ns, *kind, name, target.policy.timeout).await
+                    }
                 };
-                let hold = hold_in(&pattern.into());
-                let waited = await_step::held(gate, &hold, target.policy.timeout).await;
-                out.stopped_at_await = waited.is_err();
-                waited.map_err(|e| unmet(format!("{label}: {e}")))?;
-            }
-            StepKind::Await(Awaited::Gone { kind, name }) => {
-                let waited =
-                    await_step::gone(client, &ns, *kind, name, target.policy.timeout).await;
                 out.stopped_at_await = waited.is_err();
                 waited.map_err(|e| unmet(format!("{label}: {e}")))?;
             }

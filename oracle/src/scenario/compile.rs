@@ -187,17 +187,6 @@ fn script_steps(kind: &StepKind) -> Vec<ScriptStep> {
             action: action.clone(),
         }],
         StepKind::Wait { seconds } => vec![ScriptStep::Move(Action::Tick); *seconds as usize],
-        StepKind::RestartController { controller } => one(Action::CrashController {
-            controller: *controller,
-        }),
-        StepKind::ExpireExpectations {
-            controller,
-            replicaset,
-        } => one(Action::ExpireExpectations {
-            controller: *controller,
-            key: replicaset.clone(),
-        }),
-        StepKind::Relist { watcher } => one(Action::Relist { watcher: *watcher }),
         StepKind::Hold { kind, to } => one(Action::HoldEvents {
             kind: *kind,
             to: *to,
@@ -206,22 +195,11 @@ fn script_steps(kind: &StepKind) -> Vec<ScriptStep> {
             kind: *kind,
             to: *to,
         }),
-        StepKind::HoldRequests(h) => one(Action::HoldRequests {
-            pattern: h.pattern.clone(),
-            after: h.after,
-        }),
-        StepKind::ReleaseRequests {
-            pattern,
-            then_hold_after,
-        } => one(Action::ReleaseRequests {
-            pattern: pattern.clone(),
-            then_hold_after: *then_hold_after,
-        }),
         StepKind::Await(until) => one(Action::Await {
             until: until.clone(),
         }),
-        StepKind::StartSecondLeader => one(Action::StartSecondLeader),
-        StepKind::StopFirstLeader => one(Action::StopFirstLeader),
         StepKind::Settle => vec![ScriptStep::Settle],
+        // Every other step is a fault of one action (`StepKind::fault`).
+        fault => one(fault.fault().expect("a fault step is one action")),
     }
 }

@@ -98,7 +98,10 @@ impl Held {
 
     /// Whether the garbage collector is kept from a write of `verb` on `resource` named
     /// `name` by a hold of its requests: a settle point does not wait for that write, as in
-    /// the model the collector is as done as it can be.
+    /// the model the collector is as done as it can be. A hold's `after` is not counted
+    /// here (what the gate let through is the gate's to know): the converter holds the
+    /// collector's requests with none let through, and a settle point's quiet window still
+    /// sees writes that follow within milliseconds.
     pub fn collector_held(&self, verb: Verb, resource: Resource, name: &str) -> bool {
         self.requests.iter().any(|(_, p)| {
             p.from == Recipient::GarbageCollector && p.matches(verb, resource, Some(name))

@@ -3,7 +3,9 @@
 use crate::manifest::{Manifest, Object};
 use crate::yaml::Pos;
 use rsmc_spec::api::{Kind, Propagation, Reason, RequestPattern};
-use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Recipient, RequestHold, Watcher};
+use rsmc_spec::model::{
+    Action, Awaited, PodAction, PodSelection, PodSet, Recipient, RequestHold, Watcher,
+};
 use rsmc_spec::object::render_labels_compact;
 use std::fmt;
 use std::path::PathBuf;
@@ -152,6 +154,38 @@ impl Step {
 }
 
 impl StepKind {
+    /// The model's action a fault step is, one for one (its text is that action's); `None`
+    /// for any other step.
+    pub fn fault(&self) -> Option<Action> {
+        Some(match self {
+            StepKind::RestartController { controller } => Action::CrashController {
+                controller: *controller,
+            },
+            StepKind::ExpireExpectations {
+                controller,
+                replicaset,
+            } => Action::ExpireExpectations {
+                controller: *controller,
+                key: replicaset.clone(),
+            },
+            StepKind::Relist { watcher } => Action::Relist { watcher: *watcher },
+            StepKind::HoldRequests(h) => Action::HoldRequests {
+                pattern: h.pattern.clone(),
+                after: h.after,
+            },
+            StepKind::ReleaseRequests {
+                pattern,
+                then_hold_after,
+            } => Action::ReleaseRequests {
+                pattern: pattern.clone(),
+                then_hold_after: *then_hold_after,
+            },
+            StepKind::StartSecondLeader => Action::StartSecondLeader,
+            StepKind::StopFirstLeader => Action::StopFirstLeader,
+            _ => return None,
+        })
+    }
+
     /// Whether the step is a fault the environment suffers (a controller's restart or
     /// handover, its informer held back or relisting, its expectations expiring) rather than a
     /// request to the API server: no recording of the API server shows it, so an import learns
@@ -283,22 +317,15 @@ impl fmt::Display for StepKind {
                 }
             }
             StepKind::Wait { seconds } => write!(f, "wait {seconds}s"),
-            StepKind::RestartController { controller } => write!(
-                f,
-                "fault: replicaset-controller#{controller} crashes and restarts"
-            ),
-            StepKind::ExpireExpectations {
-                controller,
-                replicaset,
-            } => write!(
-                f,
-                "timer: replicaset-controller#{controller} expectations for {replicaset} expire (5m)"
-            ),
-            StepKind::Relist { watcher } => write!(f, "fault: {watcher} watch expires, relists"),
-            StepKind::StartSecondLeader => {
-                f.write_str("fault: replicaset-controller#1 starts while #0 still runs")
+            fault @ (StepKind::RestartController { .. }
+            | StepKind::ExpireExpectations { .. }
+            | StepKind::Relist { .. }
+            | StepKind::HoldRequests(_)
+            | StepKind::ReleaseRequests { .. }
+            | StepKind::StartSecondLeader
+            | StepKind::StopFirstLeader) => {
+                fmt::Display::fmt(&fault.fault().expect("a fault step is one action"), f)
             }
-            StepKind::StopFirstLeader => f.write_str("fault: replicaset-controller#0 steps down"),
             StepKind::Hold { kind, to } => write!(
                 f,
                 "fault: {} watch events are held from the {to}",
@@ -308,32 +335,6 @@ impl fmt::Display for StepKind {
                 f,
                 "fault: held {} watch events reach the {to} again",
                 resource_name(*kind)
-            ),
-            StepKind::HoldRequests(RequestHold { pattern, after: 0 }) => write!(
-                f,
-                "fault: the {}'s {pattern} requests are held at the gate",
-                pattern.from
-            ),
-            StepKind::HoldRequests(RequestHold { pattern, after }) => write!(
-                f,
-                "fault: the {}'s {pattern} requests are held at the gate after the next {after}",
-                pattern.from
-            ),
-            StepKind::ReleaseRequests {
-                pattern,
-                then_hold_after: None,
-            } => write!(
-                f,
-                "fault: the held {pattern} requests of the {} go on",
-                pattern.from
-            ),
-            StepKind::ReleaseRequests {
-                pattern,
-                then_hold_after: Some(after),
-            } => write!(
-                f,
-                "fault: the held {pattern} requests of the {} go on, and the next after {after} are held again",
-                pattern.from
             ),
             StepKind::Await(until) => write!(f, "await: {until}"),
             StepKind::Settle => f.write_str("settle"),

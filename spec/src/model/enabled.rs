@@ -284,7 +284,11 @@ impl RsModel {
                 // keeps no work item in flight, and what the decision reads, the owner's
                 // and the dependent's identity, cannot change in between).
                 match gc::request(&work, &s.api, &pods) {
-                    Some(req) if !gc_held(&s.script.requests, &req) => {
+                    Some(req)
+                        if !held_by(&s.script.requests, |p| {
+                            p.catches(Recipient::GarbageCollector, &req)
+                        }) =>
+                    {
                         out.push(Action::Gc { work })
                     }
                     _ => {}
@@ -302,12 +306,7 @@ impl RsModel {
         match until {
             Awaited::Held(pattern) if pattern.from == Recipient::GarbageCollector => {
                 // Held when the hold catches: it is the scenario's own hold of `pattern`.
-                let catching = s
-                    .script
-                    .requests
-                    .iter()
-                    .any(|h| &h.pattern == pattern && h.catching());
-                catching && self.gc_due(s, pattern)
+                held_by(&s.script.requests, |p| p == pattern) && self.gc_due(s, pattern)
             }
             Awaited::Held(pattern) => s.controllers.iter().filter(|c| c.running).any(|c| {
                 c.workers.iter().flatten().any(|t| {
@@ -334,12 +333,15 @@ impl RsModel {
     }
 }
 
-/// Whether a sync's next request is one the script holds: a hold that lets no more through
-/// matches it.
+/// Whether a request is one the script holds: a hold that lets no more through has a
+/// pattern `caught` accepts. One rule for every sender; each says what its request is.
+pub(super) fn held_by(holds: &[RequestHold], caught: impl Fn(&RequestPattern) -> bool) -> bool {
+    holds.iter().any(|h| h.catching() && caught(&h.pattern))
+}
+
+/// Whether a sync's next request is one the script holds.
 pub(super) fn held(holds: &[RequestHold], pending: &Pending) -> bool {
-    holds
-        .iter()
-        .any(|h| h.catching() && caught_by(&h.pattern, pending))
+    held_by(holds, |p| caught_by(p, pending))
 }
 
 /// Whether `pattern` matches a sync's next request.
@@ -350,13 +352,6 @@ pub(super) fn caught_by(pattern: &RequestPattern, pending: &Pending) -> bool {
         Pending::Send(req) => pattern.catches(from, req),
         _ => false,
     }
-}
-
-/// Whether the garbage collector's request `req` is one the script holds.
-pub(super) fn gc_held(holds: &[RequestHold], req: &crate::api::Request) -> bool {
-    holds
-        .iter()
-        .any(|h| h.catching() && h.pattern.catches(Recipient::GarbageCollector, req))
 }
 
 impl RsModel {
