@@ -120,7 +120,11 @@ pub fn run(args: &MonitorArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    runtime.block_on(monitor(args))
+    let code = runtime.block_on(monitor(args));
+    // A judgement abandoned at the stop still runs on a blocking thread: the process exits
+    // without waiting for it.
+    runtime.shutdown_background();
+    code
 }
 
 async fn monitor(args: &MonitorArgs) -> i32 {
@@ -232,11 +236,11 @@ async fn monitor(args: &MonitorArgs) -> i32 {
         with_events,
         on_report,
         on_status,
-        stopped(),
+        monitor::signals(),
     )
     .await;
     eprintln!(
-        "rsmc monitor: stopped; {} alarms{}{}",
+        "rsmc monitor: stopped; {} alarms{}{}{}",
         outcome.alarms,
         if args.judge {
             format!(", {} nonconforming judgements", outcome.nonconforming)
@@ -250,27 +254,18 @@ async fn monitor(args: &MonitorArgs) -> i32 {
             )
         } else {
             String::new()
+        },
+        match outcome.abandoned {
+            0 => String::new(),
+            n => format!(
+                ", {n} judgements abandoned (still under way {}s after the stop, or stopped again)",
+                monitor::JUDGE_GRACE.as_secs()
+            ),
         }
     );
     if outcome.alarms + outcome.nonconforming > 0 {
         exit::VIOLATION
     } else {
         exit::OK
-    }
-}
-
-/// Ctrl-C or SIGTERM.
-async fn stopped() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
     }
 }

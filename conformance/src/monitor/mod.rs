@@ -58,7 +58,6 @@ use kube::api::ListParams;
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client};
 use report::{Report, Status};
-use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 use view::{Monitor, Settings, Watch};
@@ -82,6 +81,8 @@ pub struct Outcome {
     /// Judgements (`--judge`) that found a namespace's run nonconforming.
     pub nonconforming: u64,
     pub unreadable: u64,
+    /// Judgements still under way when the monitor stopped, abandoned.
+    pub abandoned: usize,
 }
 
 /// What the watches deliver, merged.
@@ -176,15 +177,53 @@ pub async fn check_namespace_access(
         .map_err(|e| format!("cannot list namespaces: {e}"))
 }
 
-/// Watch until `stop` completes; each report goes to `on_report`, each status to
-/// `on_status`.
+/// Each Ctrl-C or SIGTERM the process gets while the stream lives: what [`run`] stops on
+/// (the first ends the watch, the next abandons the judgements still under way). Once a
+/// handler is installed the signals no longer end the process by themselves, so every one
+/// must be heard.
+pub fn signals() -> Pin<Box<dyn Stream<Item = ()> + Send>> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return;
+        };
+        loop {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            if tx.send(()).is_err() {
+                return;
+            }
+        }
+    });
+    futures::stream::unfold(
+        rx,
+        |mut rx| async move { rx.recv().await.map(|()| ((), rx)) },
+    )
+    .boxed()
+}
+
+/// How long judgements under way when the watch stops are waited for before they are
+/// abandoned. A monitor runs as a pod: Kubernetes kills it 30 seconds after SIGTERM by
+/// default, and a judgement can search for minutes.
+pub const JUDGE_GRACE: Duration = Duration::from_secs(5);
+
+/// Watch until the first of `signals` (Ctrl-C, SIGTERM); each report goes to `on_report`,
+/// each status to `on_status`. The judgements under way then get [`JUDGE_GRACE`] to finish,
+/// or until the next signal, and are abandoned (counted in [`Outcome::abandoned`]; their
+/// blocking threads are left to the process's exit).
 pub async fn run(
     client: Client,
     options: Options,
     with_events: bool,
     mut on_report: impl FnMut(&Report),
     mut on_status: impl FnMut(&Status),
-    stop: impl Future<Output = ()>,
+    mut signals: impl Stream<Item = ()> + Unpin,
 ) -> Outcome {
     let ns = options.namespace.as_deref();
     let config = watcher::Config::default();
@@ -229,10 +268,10 @@ pub async fn run(
     let status_every = options.status_every.unwrap_or(Duration::from_secs(3600));
     let mut status = tokio::time::interval(status_every);
     status.tick().await;
-    tokio::pin!(stop);
+    let mut judging = 0usize;
     loop {
         let reports = tokio::select! {
-            _ = &mut stop => break,
+            _ = signals.next() => break,
             input = inputs.next() => match input {
                 Some(input) => {
                     let (mut reports, job) = match &mut recorder {
@@ -241,6 +280,7 @@ pub async fn run(
                     };
                     if let (Some(job), Some(r)) = (job, &recorder) {
                         spawn_judge(job, r.settings().clone(), verdicts_in.clone());
+                        judging += 1;
                     }
                     reports.extend(handle(&mut monitor, input));
                     reports
@@ -248,6 +288,7 @@ pub async fn run(
                 None => break,
             },
             Some(report) = verdicts.recv() => {
+                judging -= 1;
                 if let Report::Judgement(j) = &report {
                     nonconforming += u64::from(j.conforms == Some(false));
                     if let Some(r) = &mut recorder {
@@ -260,13 +301,17 @@ pub async fn run(
                 if let Some(r) = &mut recorder {
                     for job in r.due(Instant::now()) {
                         spawn_judge(job, r.settings().clone(), verdicts_in.clone());
+                        judging += 1;
                     }
                 }
                 monitor.tick(Instant::now())
             }
             _ = status.tick() => {
                 if options.status_every.is_some() {
-                    on_status(&monitor.status(Instant::now()));
+                    on_status(&Status {
+                        judging,
+                        ..monitor.status(Instant::now())
+                    });
                 }
                 Vec::new()
             }
@@ -279,9 +324,18 @@ pub async fn run(
     for r in monitor.tick(Instant::now() + sequence::HOLD) {
         on_report(&r);
     }
-    // The judgements under way are waited for: a last one may be the nonconformance.
+    // The judgements under way are waited for, a while: a last one may be the
+    // nonconformance.
     drop(verdicts_in);
-    while let Some(report) = verdicts.recv().await {
+    let grace = tokio::time::sleep(JUDGE_GRACE);
+    tokio::pin!(grace);
+    while judging > 0 {
+        let report = tokio::select! {
+            Some(report) = verdicts.recv() => report,
+            _ = &mut grace => break,
+            _ = signals.next() => break,
+        };
+        judging -= 1;
         if let Report::Judgement(j) = &report {
             nonconforming += u64::from(j.conforms == Some(false));
         }
@@ -291,6 +345,7 @@ pub async fn run(
         alarms: monitor.alarms(),
         nonconforming,
         unreadable: monitor.unreadable(),
+        abandoned: judging,
     }
 }
 

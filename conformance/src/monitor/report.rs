@@ -162,6 +162,8 @@ pub struct Status {
     pub alarms: u64,
     pub gaps: u64,
     pub rss_bytes: u64,
+    /// Judgements (`--judge`) under way.
+    pub judging: usize,
 }
 
 impl Status {
@@ -176,7 +178,10 @@ impl Status {
             self.alarms,
             self.gaps,
             self.rss_bytes / (1 << 20)
-        )
+        ) + &match self.judging {
+            0 => String::new(),
+            n => format!("; judging {n} namespaces"),
+        }
     }
 }
 

@@ -682,6 +682,8 @@ impl Monitor {
             alarms: self.alarms,
             gaps: self.gaps,
             rss_bytes: memory_stats_rss(),
+            // Judgements are the run loop's (`super::run`), which says how many.
+            judging: 0,
         }
     }
 }
