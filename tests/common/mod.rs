@@ -6,6 +6,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
 
 pub const RSMC: &str = env!("CARGO_BIN_EXE_rsmc");
 
@@ -43,6 +44,8 @@ impl Cluster {
         let state = std::env::temp_dir().join(format!("rsmc-e2e-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&state);
         let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        take_down_on_signal();
+        up().push(state.clone());
         let o = rsmc(&[&["cluster", "up"], args].concat(), &state);
         drop(turn);
         assert!(o.status.success(), "cluster up failed:\n{}", text(&o));
@@ -68,6 +71,7 @@ impl Cluster {
     /// `rsmc cluster down`, then: no process of the cluster and no state directory.
     pub fn down_and_check(&mut self) {
         let o = rsmc(&["cluster", "down"], &self.state);
+        up().retain(|s| s != &self.state);
         assert!(o.status.success(), "cluster down failed:\n{}", text(&o));
         for pid in std::mem::take(&mut self.pids) {
             assert!(
@@ -88,7 +92,65 @@ impl Drop for Cluster {
         if !self.pids.is_empty() {
             let _ = rsmc(&["cluster", "down"], &self.state);
         }
+        up().retain(|s| s != &self.state);
     }
+}
+
+/// The test's own files beside a cluster's state (`STATE.report`, `STATE.scenarios`, …).
+fn remove_siblings(state: &Path) {
+    let (Some(dir), Some(name)) = (state.parent(), state.file_name()) else {
+        return;
+    };
+    let prefix = format!("{}.", name.to_string_lossy());
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            let path = entry.path();
+            let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+        }
+    }
+}
+
+/// The state directories of the clusters this test process has up.
+fn up() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    static UP: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    UP.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Once per test process: on SIGINT or SIGTERM (an interrupted or killed test run) take
+/// down every cluster still up, then exit as the signal would have. A signal skips every
+/// `Drop`, which would otherwise leave the control planes running.
+fn take_down_on_signal() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use tokio::signal::unix::{signal, SignalKind};
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime for the signal handler");
+        // Registered now, before any cluster comes up; heard on a thread of its own.
+        let (mut int, mut term) = {
+            let _in = runtime.enter();
+            (
+                signal(SignalKind::interrupt()).expect("a SIGINT handler"),
+                signal(SignalKind::terminate()).expect("a SIGTERM handler"),
+            )
+        };
+        std::thread::spawn(move || {
+            let code = runtime.block_on(async {
+                tokio::select! {
+                    _ = int.recv() => 130,
+                    _ = term.recv() => 143,
+                }
+            });
+            let states = std::mem::take(&mut *up());
+            for state in states {
+                eprintln!("signalled: taking down the cluster in {}", state.display());
+                let _ = rsmc(&["cluster", "down"], &state);
+                remove_siblings(&state);
+            }
+            std::process::exit(code);
+        });
+    });
 }
 
 fn zombie(pid: u32) -> bool {
