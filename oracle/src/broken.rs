@@ -44,7 +44,9 @@
 //! property of a write the model has already refused, it never decides conformance.
 
 use crate::observed::{Event, EventType, Object, Observed, Snapshot};
+use rsmc_spec::api::View;
 use rsmc_spec::controller::ranking;
+use rsmc_spec::liveness::converged::broken_conditions;
 use rsmc_spec::model::properties::{
     adoption_allowed, over_created, status_consistent, ADOPTION_RULES, DELETE_ONLY_CONTROLLED,
     NO_CREATE_WHILE_DELETING, NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS,
@@ -93,6 +95,41 @@ pub fn broken_by(
         (Some(old), Some(new)) => adopted(&cluster, old, new),
         _ => None,
     }
+}
+
+/// The convergence condition of a status (`Condition::of_status`) that `events[index]`, a
+/// system's write of a ReplicaSet (only the controller writes a status), breaks for the
+/// objects as they are then — `before` with `events[..=index]` applied: what is wrong with a
+/// status no safety property speaks of (one that does not count the pods). Mid-run a status
+/// from a stale cache may break one on its way to converging, so this names a divergent
+/// write only: one no model run makes. `None` for any other write.
+pub fn condition_written(
+    before: &Snapshot,
+    events: &[Event],
+    index: usize,
+) -> Option<&'static str> {
+    let event = events.get(index)?;
+    let Object::ReplicaSet(written) = &event.object else {
+        return None;
+    };
+    if event.step.is_some() || event.event_type == EventType::Deleted {
+        return None;
+    }
+    let mut cluster = before.clone();
+    for e in &events[..=index] {
+        apply(&mut cluster, e);
+    }
+    let this: View<ReplicaSet> = cluster
+        .replicasets
+        .iter()
+        .filter(|(name, _)| **name == written.meta.name)
+        .map(|(name, rs)| (name.clone(), rs.clone()))
+        .collect();
+    broken_conditions(&this, &cluster.pods)
+        .into_iter()
+        .map(|u| u.condition)
+        .find(|c| c.of_status())
+        .map(|c| c.name())
 }
 
 /// [`STATUS_CONSISTENT`]: a ReplicaSet written with a status its own object contradicts

@@ -96,6 +96,15 @@ pub struct SettlePoint {
     /// ([`crate::broken`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breaks: Option<&'static str>,
+    /// When the first divergent write is a controller's ReplicaSet status that breaks no
+    /// safety property: the convergence condition that status breaks for the objects as they
+    /// were then, which they kept just before it (a status that does not count the pods).
+    /// Mid-run a status from a stale cache may break one on its way to converging; this one
+    /// is named because no model run writes it. A recording whose settle points are placed
+    /// where the objects settled (a watch import) may never reach the settled state the
+    /// outcome level would name it at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written_breaks: Option<&'static str>,
     /// When the outcome diverges: the convergence condition the settled state breaks and
     /// every state the model allows here keeps (`rsmc_spec::liveness::converged`), if one
     /// does — status counts left wrong, observedGeneration behind, an orphan not adopted.
@@ -154,11 +163,12 @@ impl Verdict {
     }
 
     /// The property the run breaks first, if any: its first divergent write's, or else the
-    /// convergence condition its first divergent settled state breaks.
+    /// convergence condition the status that write sets or its first divergent settled state
+    /// breaks.
     pub fn breaks(&self) -> Option<&'static str> {
         self.settle_points
             .iter()
-            .find_map(|p| p.breaks.or(p.settled_breaks))
+            .find_map(|p| p.breaks.or(p.written_breaks).or(p.settled_breaks))
     }
 }
 
@@ -576,6 +586,7 @@ fn witnessed(
                 },
                 divergent_step: None,
                 breaks: None,
+                written_breaks: None,
                 settled_breaks: None,
             }
         })
@@ -632,7 +643,7 @@ fn unexplained(
             &observed.segments[k - 1].settled
         };
         let events = seg.events.as_deref().unwrap_or(&[]);
-        let (outcome, trace, divergent_step, breaks) = if k < segment {
+        let (outcome, trace, divergent_step, breaks, written_breaks) = if k < segment {
             (
                 Level::Conforms {
                     detail:
@@ -644,10 +655,11 @@ fn unexplained(
                 },
                 None,
                 None,
+                None,
             )
         } else if k == segment {
             let trace = match &stop {
-                witness::Stop::MissesWrites => (misses_writes(events.len()), None, None),
+                witness::Stop::MissesWrites => Diverging::misses_writes(events.len()),
                 witness::Stop::Diverges(d) => {
                     diverging_trace(subject, before, events, d.clone(), &ids)
                 }
@@ -656,12 +668,13 @@ fn unexplained(
                 Level::Unexplained {
                     detail: why.clone(),
                 },
-                trace.0,
-                trace.1,
-                trace.2,
+                trace.level,
+                trace.step,
+                trace.breaks,
+                trace.written_breaks,
             )
         } else {
-            (Level::NotJudged, Level::NotJudged, None, None)
+            (Level::NotJudged, Level::NotJudged, None, None, None)
         };
         points.push(SettlePoint {
             index: k + 1,
@@ -670,6 +683,7 @@ fn unexplained(
             trace,
             divergent_step: divergent_step.map(|i| i + 1),
             breaks,
+            written_breaks,
             settled_breaks: None,
         });
     }
@@ -690,7 +704,7 @@ fn unexplained(
 
 /// The trace level where every recorded write is a model run but none ends in the settled
 /// state.
-pub(crate) fn misses_writes(writes: usize) -> Level {
+fn misses_writes(writes: usize) -> Level {
     Level::Diverges {
         detail: "every recorded write is a model run, but none of those runs ends in the recorded settled state: the recording misses writes".into(),
         allowed: vec![],
@@ -699,16 +713,42 @@ pub(crate) fn misses_writes(writes: usize) -> Level {
     }
 }
 
-/// The trace level at a divergence, the scenario step it starts at and the property the
-/// divergent write breaks.
+/// The trace level at a divergence, and what its divergent write breaks.
+pub(crate) struct Diverging {
+    pub level: Level,
+    /// The scenario step (0-based) it starts at.
+    pub step: Option<usize>,
+    pub breaks: Option<&'static str>,
+    pub written_breaks: Option<&'static str>,
+}
+
+impl Diverging {
+    /// Every recorded write is a run, but none ends in the settled state.
+    pub(crate) fn misses_writes(writes: usize) -> Diverging {
+        Diverging {
+            level: misses_writes(writes),
+            step: None,
+            breaks: None,
+            written_breaks: None,
+        }
+    }
+}
+
+/// The trace level at a divergence, the scenario step it starts at, the property the
+/// divergent write breaks and, where it breaks none, the convergence condition the status it
+/// writes breaks ([`crate::broken::condition_written`]).
 pub(crate) fn diverging_trace(
     subject: &Subject,
     before: &Snapshot,
     events: &[Event],
     d: Divergence,
     step_ids: &[usize],
-) -> (Level, Option<usize>, Option<&'static str>) {
+) -> Diverging {
     let breaks = broken_by(before, events, d.event, &subject.model.sem);
+    let written_breaks = breaks
+        .is_none()
+        .then(|| crate::broken::condition_written(before, events, d.event))
+        .flatten();
     let step = d.stuck_at.or_else(|| {
         events[..d.event.min(events.len())]
             .iter()
@@ -720,8 +760,8 @@ pub(crate) fn diverging_trace(
     if d.could_settle {
         allowed.push("settle here, writing nothing more".into());
     }
-    (
-        Level::Diverges {
+    Diverging {
+        level: Level::Diverges {
             detail: format!(
                 "recorded event {} of this segment is not a write the model can make at that point",
                 d.event + 1
@@ -732,7 +772,8 @@ pub(crate) fn diverging_trace(
         },
         step,
         breaks,
-    )
+        written_breaks,
+    }
 }
 
 /// Judge by the levels' exhaustive searches: every state that matched the previous settle
@@ -780,6 +821,7 @@ fn exhaustive(
         // Trace level.
         let mut trace_divergent_step = None;
         let mut breaks = None;
+        let mut written_breaks = None;
         let trace = match (&segment.events, by_trace.is_empty()) {
             (_, true) => Level::NotJudged,
             (None, false) => {
@@ -811,11 +853,11 @@ fn exhaustive(
                     }
                     Validation::Diverges(d) => {
                         by_trace.clear();
-                        let (level, step, broken) =
-                            diverging_trace(subject, before, events, d, &step_ids);
-                        trace_divergent_step = step;
-                        breaks = broken;
-                        level
+                        let diverging = diverging_trace(subject, before, events, d, &step_ids);
+                        trace_divergent_step = diverging.step;
+                        breaks = diverging.breaks;
+                        written_breaks = diverging.written_breaks;
+                        diverging.level
                     }
                 }
             }
@@ -835,6 +877,7 @@ fn exhaustive(
             trace,
             divergent_step,
             breaks,
+            written_breaks,
             settled_breaks,
         });
     }
@@ -1087,6 +1130,9 @@ pub fn render(v: &Verdict) -> String {
         }
         if let Some(property) = p.breaks {
             out.push_str(&format!("  the divergent write breaks: {property}\n"));
+        }
+        if let Some(condition) = p.written_breaks {
+            out.push_str(&format!("  the status it writes breaks: {condition}\n"));
         }
         if let Some(condition) = p.settled_breaks {
             out.push_str(&format!("  the settled state breaks: {condition}\n"));

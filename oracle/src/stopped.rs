@@ -14,8 +14,8 @@
 //! is a question about the model alone (`rsmc_oracle::run_scenario::passes`, for awaits).
 
 use crate::judge::{
-    check_scenario, diverging_trace, draining_unbounded, misses_writes, step_ids, JudgeError,
-    Level, Subject,
+    check_scenario, diverging_trace, draining_unbounded, step_ids, Diverging, JudgeError, Level,
+    Subject,
 };
 use crate::observed::{Observed, Snapshot};
 use crate::witness::{self, Found, Recording};
@@ -46,7 +46,8 @@ pub enum UpToStop {
         /// The scenario step the divergence starts at, numbered from 1.
         #[serde(skip_serializing_if = "Option::is_none")]
         divergent_step: Option<usize>,
-        /// The safety property the divergent write breaks, when one does.
+        /// The safety property the divergent write breaks, when one does, else the
+        /// convergence condition the status it writes breaks, if one does.
         #[serde(skip_serializing_if = "Option::is_none")]
         breaks: Option<&'static str>,
     },
@@ -185,8 +186,8 @@ pub fn judge_up_to(
         0 => &empty,
         k => &observed.segments[k - 1].settled,
     };
-    let (trace, step, breaks) = match stop {
-        witness::Stop::MissesWrites => (misses_writes(events.len()), None, None),
+    let diverging = match stop {
+        witness::Stop::MissesWrites => Diverging::misses_writes(events.len()),
         witness::Stop::Diverges(d) => diverging_trace(
             subject,
             before,
@@ -197,8 +198,8 @@ pub fn judge_up_to(
     };
     Ok(UpToStop::Diverges {
         segment: segment + 1,
-        trace,
-        divergent_step: step.map(|i| i + 1),
-        breaks,
+        trace: diverging.level,
+        divergent_step: diverging.step.map(|i| i + 1),
+        breaks: diverging.breaks.or(diverging.written_breaks),
     })
 }

@@ -507,8 +507,10 @@ fn at_version(events: &[Value], namespace: &str, version: &str) -> usize {
 }
 
 /// A status that disagrees with the pods. The audit import's test names the settled
-/// condition; here the doctored status is the controller's write the trace check meets first,
-/// and no run of the model writes it, so the verdict names that write rather than a property.
+/// condition at the settle point; here the doctored status is the controller's write the
+/// trace check meets first, no run of the model writes it, and the verdict names that write
+/// and the condition the status it writes breaks (a watch import puts no settle point where
+/// the objects are not settled, so the settled state never shows it).
 #[test]
 fn a_wrong_status_is_rejected_at_the_write() {
     let ns = namespace("rsmc-scale-");
@@ -530,6 +532,15 @@ fn a_wrong_status_is_rejected_at_the_write() {
         .unwrap_or_else(|| panic!("no divergent write: {text}"));
     assert!(
         seen.contains("replicaset/frontend replicas=1 status.replicas=2"),
+        "{text}"
+    );
+    assert_eq!(
+        v.breaks(),
+        Some(rsmc_spec::liveness::converged::Condition::StatusCountsPods.name()),
+        "{text}"
+    );
+    assert!(
+        text.contains("the status it writes breaks: settled: status counts the pods"),
         "{text}"
     );
 }

@@ -68,6 +68,15 @@ impl Condition {
         Condition::GenerationObserved,
     ];
 
+    /// Whether it speaks of a ReplicaSet's status: a status write alone can break or mend
+    /// it (the other conditions speak of the pods and owners, which a status write leaves).
+    pub fn of_status(self) -> bool {
+        matches!(
+            self,
+            Condition::StatusCountsPods | Condition::GenerationObserved
+        )
+    }
+
     /// The name a report gives it.
     pub fn name(self) -> &'static str {
         match self {
