@@ -64,8 +64,8 @@ enum Command {
     /// Serve stateright's Explorer over the model (states drawn as the cluster with kubectl
     /// tables); `--trace` opens it on a trace's last state.
     Explore(explore::ExploreArgs),
-    /// Turn a recording of any cluster (an audit log) into a scenario and an observed trace
-    /// that `rsmc oracle` judges.
+    /// Turn a recording of any cluster (an audit log, or kubectl watch streams) into a
+    /// scenario and an observed trace that `rsmc oracle` judges.
     Import(import_cmd::ImportArgs),
     /// Run the reference ReplicaSet controller: the spec's decisions against a real cluster.
     Controller(controller_cmd::ControllerArgs),

@@ -1,6 +1,7 @@
 //! `rsmc import` of audit logs. The logs in `tests/audit/` were recorded on the local control
 //! plane (v1.20.2, the built-in controller, `rsmc cluster up --audit-log`, `rsmc conform`
-//! running `delete-orphan` and `counterexamples/catalogue-ignore-controller-ref-removal`;
+//! running `delete-orphan`, `counterexamples/catalogue-ignore-controller-ref-removal` and,
+//! its file named for its release, `scale`;
 //! v1.37.2 running `refused-requests`; five namespaces of the suite's logs of CI runs, below),
 //! cut to their namespace (and managedFields, request bodies but deletions' and bindings',
 //! and some container defaults dropped: the import does not read them). Imported, they
@@ -20,7 +21,7 @@ use rsmc_spec::budget::Budget;
 use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{
     ADOPTION_RULES, DELETE_ONLY_CONTROLLED, NO_CREATE_WHILE_DELETING, NO_OVER_CREATION,
-    NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SINGLE_CONTROLLER, STATUS_CONSISTENT,
+    NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -98,6 +99,10 @@ fn recordings_import_as_their_scenarios_and_conform() {
         ]
     );
     let v = judged(&two);
+    assert!(v.conforms, "{}", render(&v));
+
+    let scale = imported("scale.v1.20.2", |_| {});
+    let v = judged(&scale);
     assert!(v.conforms, "{}", render(&v));
 }
 
@@ -492,6 +497,29 @@ fn a_wrong_status_is_rejected_by_the_property_and_the_settled_condition() {
         "{}",
         render(&v)
     );
+}
+
+/// In `scale` (v1.20.2), frontend's three pods are bound and made ready, it is scaled to
+/// five and then to one: the controller deletes the two new, unscheduled pods and two of the
+/// three ready ones, keeping frontend-bfg48. With frontend-bfg48 never made ready (its Ready
+/// patch, line 13, dropped, with the status update that counted it, and each later status
+/// counting one ready pod less), the ranking puts it before both ready pods, and deleting
+/// the second of those while it stays breaks the ranking.
+#[test]
+fn a_victim_the_ranking_puts_last_is_rejected() {
+    let v = judged(&imported("scale.v1.20.2", |lines| {
+        for i in [15, 17, 21, 22, 28] {
+            for object in ["requestObject", "responseObject"] {
+                let status = &mut lines[i][object]["status"];
+                for field in ["readyReplicas", "availableReplicas"] {
+                    status[field] = json!(status[field].as_i64().unwrap() - 1);
+                }
+            }
+        }
+        assert_eq!(lines[12]["objectRef"]["name"], "frontend-bfg48");
+        lines.drain(12..14);
+    }));
+    assert_rejected_for(&v, SCALE_DOWN_RANKED);
 }
 
 #[test]
