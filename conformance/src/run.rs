@@ -111,9 +111,6 @@ pub struct ScenarioRun {
     /// The scenario step (0-based) the run was at when it stopped short, never completed.
     #[serde(skip)]
     pub stopped_at: Option<usize>,
-    /// That step is an `await`, never met.
-    #[serde(skip)]
-    pub stopped_at_await: bool,
     /// For a run that stopped at an await: whether a run of the model gets past it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub await_in_model: Option<AwaitInModel>,
@@ -236,7 +233,6 @@ pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
         reproduction: None,
         observed: None,
         stopped_at: None,
-        stopped_at_await: false,
         await_in_model: None,
         up_to_stop: None,
     };
@@ -307,7 +303,13 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
         // steal of a livelock that never settles).
         let subject = prepared.subject();
         if let Some(step) = obs.stopped_at {
-            if out.stopped_at_await {
+            // Stopped there unmet: an await's failure is never the cluster breaking.
+            if prepared
+                .scenario
+                .steps
+                .get(step)
+                .is_some_and(|s| matches!(s.kind, StepKind::Await(_)))
+            {
                 let reached = rsmc_oracle::run_scenario::passes(prepared, step, AWAIT_SEARCH_LIMIT);
                 out.await_in_model = Some(reached.into());
             }
@@ -631,7 +633,6 @@ async fn take_steps(
                         await_step::gone(client, &ns, *kind, name, target.policy.timeout).await
                     }
                 };
-                out.stopped_at_await = waited.is_err();
                 waited.map_err(|e| unmet(format!("{label}: {e}")))?;
             }
             StepKind::RestartController { .. }
