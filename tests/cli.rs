@@ -594,6 +594,13 @@ fn a_hold_that_must_catch_the_second_of_a_burst_lets_the_first_through() {
         ),
         "{written}"
     );
+    // The hold before the scale comes once the sync's status update (trace step 13) has
+    // landed and reached the controller, as in the run: caught by the hold, that update kept
+    // v1.37.2's consistency gate from syncing frontend again, and the run stopped.
+    assert!(
+        steps.contains("- settle\n- hold: replicasets\n- scale:"),
+        "{written}"
+    );
     let words = written.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         words.contains("In the model, a run of this scenario breaks"),

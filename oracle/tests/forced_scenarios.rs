@@ -111,6 +111,15 @@ fn every_catalogue_counterexample_becomes_a_forced_scenario_that_reaches_it() {
                 );
             }
         }
+        if entry.name == "ignore-controller-ref-removal" {
+            // #32829 needs frontend to adopt pod1 before canary syncs: pod1 first, then
+            // frontend, settled, then canary (on a cluster five workers would sync both
+            // ReplicaSets at once, and canary took pod1 in 2 runs of 3).
+            let at = |name: &str| yaml.find(&format!("name: {name}")).unwrap();
+            let (pod, frontend, canary) = (at("pod1"), at("frontend"), at("canary"));
+            assert!(pod < frontend && frontend < canary, "{yaml}");
+            assert!(yaml[frontend..canary].contains("- settle"), "{yaml}");
+        }
         if entry.name == "orphan-before-dependent-seen" {
             // #26120 needs the garbage collector's pod watch held, not the controller's.
             assert!(

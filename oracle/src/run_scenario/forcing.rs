@@ -27,6 +27,11 @@
 //!   type are held (`hold: {garbage-collector: pods}`; the local control plane runs it in a
 //!   kube-controller-manager of its own, behind a gate of its own) from the write until the
 //!   run delivers the event, and released once what it did meanwhile has happened.
+//! - **A hold after the system's writes.** The runner sets a hold as soon as the step before
+//!   it is done; where the run wrote objects of the held type since that step and delivered
+//!   them before its hold, the cluster settles first, or the hold would catch them (a
+//!   controller's own status update caught this way stops all its later syncs on a release
+//!   with the consistency gate).
 //! - **Other actors' removals before a step.** The run's garbage collector or API server
 //!   removed an object before the next step: the runner waits until it is gone
 //!   (`await: {gone: …}`).
@@ -353,6 +358,9 @@ pub(super) fn forcing(
                 ),
             };
             if !m.rearms {
+                if let Target::Events(to, kind) = &target {
+                    await_delivered(&run, &mut out, *to, *kind, m.interval.from);
+                }
                 out.inserts.push(Insert {
                     at: m.interval.from,
                     rank: Rank::Hold,
@@ -700,6 +708,41 @@ fn late_syncs(run: &Run, out: &mut Forcing, held: &mut BTreeMap<Target, Vec<Inte
         if let Some(next) = (s + 1..run.actions.len()).find(|&i| run.is_step(i)) {
             wait_for_writes(run, out, s..next, None, next);
         }
+    }
+}
+
+/// Before a hold of `to`'s `kind` events set at action `from`: where the system wrote
+/// objects of that type since the last step and the run delivered those events to the
+/// watcher before `from`, the cluster settles first, so that the hold does not catch them.
+/// On a cluster the runner sets the hold as soon as the step before it is done, when those
+/// writes may not even have landed; a caught write of the controller's own then also stops
+/// every later sync of its ReplicaSet on a release with the consistency gate (KEP-5647:
+/// ignore-ranking on v1.37.2, whose hold caught the status update of trace step 13 that the
+/// run delivers at step 14, before the hold).
+fn await_delivered(run: &Run, out: &mut Forcing, to: Recipient, kind: Kind, from: usize) {
+    let seen = |s: &State| match to {
+        Recipient::ReplicaSetController => (s.controllers.iter())
+            .filter(|c| c.running)
+            .map(|c| c.seen.get(kind))
+            .min()
+            .unwrap_or(0),
+        Recipient::GarbageCollector => s.gc.get(kind),
+    };
+    let since = run.step_before(from).map_or(0, |k| k + 1);
+    let delivered = (since..from).any(|i| {
+        let (before, after) = (&run.states[i].api, &run.states[i + 1].api);
+        let of_kind = match kind {
+            Kind::ReplicaSet => before.replicasets != after.replicasets,
+            Kind::Pod => before.pods != after.pods,
+        };
+        run.writes(i) && !run.is_step(i) && of_kind && seen(&run.states[from]) >= after.rv
+    });
+    if delivered {
+        out.inserts.push(Insert {
+            at: from,
+            rank: Rank::Settle,
+            kind: StepKind::Settle,
+        });
     }
 }
 

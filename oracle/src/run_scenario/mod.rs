@@ -9,7 +9,9 @@
 //! timing left open, which is all a real cluster can be asked to reproduce.
 //!
 //! The scenario keeps the run's bounds (its informer lag, the rejected creates it needed).
-//! Objects that exist when the run starts are applied first. A move on a pod the controller
+//! Objects that exist when the run starts are applied first; in a forced scenario, pods
+//! first and ReplicaSets in the order the run first syncs them, settling in between where the
+//! run's syncs did not overlap ([`apply_in_sync_order`]). A move on a pod the controller
 //! created names a generated pod, which does not exist on a cluster: it becomes a move on
 //! any one pod of the same owner (or with the same labels, for an orphan), which the model
 //! explores as a choice that includes the run's.
@@ -131,6 +133,7 @@ fn build(
     description: &str,
     inserts: Option<&[Insert]>,
 ) -> Scenario {
+    let forced = inserts.is_some();
     let mut inserts: Vec<Insert> = inserts.map(<[Insert]>::to_vec).unwrap_or_default();
     inserts.sort_by_key(|i| (i.at, i.rank));
     let mut steps = Steps::default();
@@ -139,15 +142,15 @@ fn build(
         steps.push(Step::new(i.kind.clone()));
     }
     let start = &states[0];
-    for rs in start.api.replicasets.values() {
-        let mut manifest = rsmc_spec::object::ReplicaSet::clone(rs);
-        manifest.status = Default::default();
-        steps.extend(Step::from_action(&Action::ApplyReplicaSet {
-            replicaset: Arc::new(manifest),
-        }));
-    }
-    for pod in start.api.pods.values() {
-        steps.extend(Step::from_action(&Action::ApplyPod { pod: pod.clone() }));
+    if forced && !inserts.iter().any(|i| i.at == 0) {
+        apply_in_sync_order(&mut steps, states, actions);
+    } else {
+        for rs in start.api.replicasets.values() {
+            steps.extend(apply_replicaset(rs));
+        }
+        for pod in start.api.pods.values() {
+            steps.extend(Step::from_action(&Action::ApplyPod { pod: pod.clone() }));
+        }
     }
     let mut pending = inserts
         .iter()
@@ -178,6 +181,85 @@ fn build(
         .filter(|a| matches!(a, Action::CreateRejected { .. }))
         .count() as u32;
     scenario
+}
+
+/// The apply of a ReplicaSet the run starts with, without its status.
+fn apply_replicaset(rs: &rsmc_spec::object::ReplicaSet) -> Option<Step> {
+    let mut manifest = rsmc_spec::object::ReplicaSet::clone(rs);
+    manifest.status = Default::default();
+    Step::from_action(&Action::ApplyReplicaSet {
+        replicaset: Arc::new(manifest),
+    })
+}
+
+/// The objects a forced run starts with, applied so that a cluster's controller first syncs
+/// them as the run did. In the run they all exist before anything happens; on a cluster
+/// each apply is seen at once, and a controller with several workers syncs the ReplicaSets
+/// side by side, while the run (one worker, or workers that were busy) may have synced them
+/// one after another, each from what the previous one wrote: which of two matching
+/// ReplicaSets adopts an orphan decides ignore-controller-ref-removal (#32829), and the
+/// cluster's five workers took the other one 2 runs in 3 (the catalogue, 2026-11-28).
+///
+/// So the pods go first, then a settle if the run's first sync already saw them all; then
+/// the ReplicaSets in the order the run first syncs them (those it never syncs last), with
+/// a settle after each whose first sync was over before the next one's began.
+fn apply_in_sync_order(steps: &mut Steps, states: &[State], actions: &[Action]) {
+    let start = &states[0];
+    for pod in start.api.pods.values() {
+        steps.extend(Step::from_action(&Action::ApplyPod { pod: pod.clone() }));
+    }
+    let first_syncs: Vec<(usize, &str)> = {
+        let mut seen = std::collections::BTreeSet::new();
+        actions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| match a {
+                Action::StartSync { key, .. } if start.api.replicasets.contains_key(key) => {
+                    seen.insert(key.as_str()).then_some((i, key.as_str()))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let last_pod = start
+        .api
+        .pods
+        .values()
+        .map(|p| p.meta.resource_version)
+        .max();
+    if let (Some(rv), Some(&(i, _))) = (last_pod, first_syncs.first()) {
+        if states[i]
+            .controllers
+            .iter()
+            .filter(|c| c.running)
+            .all(|c| c.seen.pods >= rv)
+        {
+            steps.push(Step::new(StepKind::Settle));
+        }
+    }
+    let synced = |name: &str| first_syncs.iter().any(|&(_, k)| k == name);
+    let order = first_syncs.iter().map(|&(i, k)| (Some(i), k)).chain(
+        start
+            .api
+            .replicasets
+            .keys()
+            .filter(|k| !synced(k))
+            .map(|k| (None, k.as_str())),
+    );
+    let order: Vec<(Option<usize>, &str)> = order.collect();
+    for (n, &(_, name)) in order.iter().enumerate() {
+        steps.extend(apply_replicaset(&start.api.replicasets[name]));
+        // The next ReplicaSet's first sync began when no worker still synced this one.
+        if let Some(&(Some(next), _)) = order.get(n + 1) {
+            let busy = states[next]
+                .controllers
+                .iter()
+                .any(|c| c.workers.iter().flatten().any(|task| task.key == name));
+            if !busy {
+                steps.push(Step::new(StepKind::Settle));
+            }
+        }
+    }
 }
 
 /// Steps with no wait written twice in a row: a settle or an await right after the same one
