@@ -565,7 +565,7 @@ fn check_with_a_bug_finds_it_and_says_how_to_open_it() {
     let (code, _, err) = rsmc(&["check", "--bug", "expectations-expiry"]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("open upstream issue (#129795), not a switch"),
+        err.contains("open upstream issue (#129795, #130767), not a switch"),
         "{err}"
     );
 }

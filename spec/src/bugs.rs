@@ -313,13 +313,13 @@ pub const CATALOGUE: [Entry; 15] = [
     },
     Entry {
         name: "expectations-expiry",
-        upstream: "#129795",
+        upstream: "#129795, #130767",
         status: Status::Open,
-        summary: "expectations expire after 5 minutes while the informer still lags, and the next sync creates extra pods (upstream's consistency gate, KEP-5647, closes it)",
+        summary: "expectations expire after 5 minutes while the informer still lags (at scale, a backlog behind the informer cache's lock), and the next sync creates extra pods (upstream's consistency gate, KEP-5647, closes it)",
         property: NO_OVER_CREATION,
         config: "catalogue/expectations-expiry",
         profile: Profile::K8s120,
-        fix: "pkg/controller/controller_utils.go ControllerExpectations (ExpectationsTimeout)",
+        fix: "pkg/controller/controller_utils.go ControllerExpectations (ExpectationsTimeout); client-go tools/cache processDeltas (the store's write lock, #130767)",
         switch: None,
         proposed_fix: None,
         needs: Some(Ingredient::ExpectationsExpiry),
@@ -505,7 +505,10 @@ mod tests {
             .parse::<Bug>()
             .unwrap_err()
             .to_string();
-        assert!(err.contains("open upstream issue (#129795)"), "{err}");
+        assert!(
+            err.contains("open upstream issue (#129795, #130767)"),
+            "{err}"
+        );
         let err = "nonsense".parse::<Bug>().unwrap_err().to_string();
         assert!(err.contains("the switches are no-expectations"), "{err}");
     }
