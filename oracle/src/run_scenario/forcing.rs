@@ -108,6 +108,15 @@ impl Run<'_> {
         self.states[i + 1].api.rv > self.states[i].api.rv
     }
 
+    /// The type of object that action `i`, a write, wrote (one request writes one object).
+    fn written_kind(&self, i: usize) -> Kind {
+        if self.states[i].api.replicasets != self.states[i + 1].api.replicasets {
+            Kind::ReplicaSet
+        } else {
+            Kind::Pod
+        }
+    }
+
     fn is_step(&self, i: usize) -> bool {
         let a = &self.actions[i];
         a.is_environment() && !matches!(a, Action::ListPods)
@@ -663,15 +672,7 @@ fn late_syncs(run: &Run, out: &mut Forcing, held: &mut BTreeMap<Target, Vec<Inte
         let cache = &run.states[s].controllers[*controller as usize].seen;
         let late: Vec<usize> = (queued + 1..s)
             .filter(|&i| run.is_step(i) && run.writes(i))
-            .filter(|&i| {
-                let (before, after) = (&run.states[i].api, &run.states[i + 1].api);
-                let kind = if before.replicasets != after.replicasets {
-                    Kind::ReplicaSet
-                } else {
-                    Kind::Pod
-                };
-                cache.get(kind) >= after.rv
-            })
+            .filter(|&i| cache.get(run.written_kind(i)) >= run.states[i + 1].api.rv)
             .collect();
         let Some(&last) = late.last() else { continue };
         let rv = run.states[queued + 1].controllers[*controller as usize]
@@ -730,12 +731,10 @@ fn await_delivered(run: &Run, out: &mut Forcing, to: Recipient, kind: Kind, from
     };
     let since = run.step_before(from).map_or(0, |k| k + 1);
     let delivered = (since..from).any(|i| {
-        let (before, after) = (&run.states[i].api, &run.states[i + 1].api);
-        let of_kind = match kind {
-            Kind::ReplicaSet => before.replicasets != after.replicasets,
-            Kind::Pod => before.pods != after.pods,
-        };
-        run.writes(i) && !run.is_step(i) && of_kind && seen(&run.states[from]) >= after.rv
+        run.writes(i)
+            && !run.is_step(i)
+            && run.written_kind(i) == kind
+            && seen(&run.states[from]) >= run.states[i + 1].api.rv
     });
     if delivered {
         out.inserts.push(Insert {
