@@ -1,9 +1,8 @@
-//! `rsmc cluster up|down|status`: a local Kubernetes control plane (etcd, kube-apiserver,
-//! kube-controller-manager as processes; v1.20.2 unless `--kubernetes` names another
-//! release) for conformance runs, since kind
-//! cannot run without a container engine. The work is done by
-//! `rsmc_conformance::control_plane`; this module shows progress and maps errors to exit
-//! codes.
+//! `rsmc cluster up|down|status`: a Kubernetes cluster for conformance runs — a local control
+//! plane (etcd, kube-apiserver, kube-controller-manager as processes; v1.20.2 unless
+//! `--kubernetes` names another release), or with `--kind` a kind cluster built on this
+//! machine. The work is done by `rsmc_conformance::control_plane`; this module shows progress
+//! and maps errors to exit codes.
 
 use crate::exit;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -54,6 +53,13 @@ pub struct UpArgs {
     /// import`. The file is yours: `rsmc cluster down` leaves it.
     #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
+    /// A kind cluster instead of local processes: a real node with a real kubelet, scheduler
+    /// and kube-proxy (v1.34 and later). Its node image is built on this machine by
+    /// scripts/provision-kind (minutes the first time, then cached); the replicaset
+    /// controller and the garbage collector run on the host behind the event gates, as on the
+    /// local control plane.
+    #[arg(long, conflicts_with = "audit_log")]
+    pub kind: bool,
     #[command(flatten)]
     pub dir: DirArgs,
 }
@@ -143,6 +149,7 @@ fn run_up(args: &UpArgs) -> i32 {
         kubernetes: args.kubernetes.clone(),
         feature_gates: args.feature_gates.clone(),
         audit_log: args.audit_log.clone(),
+        kind: args.kind,
     };
     let result = control_plane::up(&opts, &progress);
     if let Some(bar) = &bar {
@@ -152,7 +159,8 @@ fn run_up(args: &UpArgs) -> i32 {
         Ok(cluster) => {
             let kubeconfig = cluster.kubeconfig().display();
             eprintln!(
-                "local Kubernetes {} cluster ready in {:.1}s: kube-apiserver at {}, state in {}{}",
+                "{} Kubernetes {} cluster ready in {:.1}s: kube-apiserver at {}, state in {}{}",
+                if args.kind { "kind" } else { "local" },
                 cluster.kubernetes_version(),
                 start.elapsed().as_secs_f64(),
                 cluster.apiserver_url(),

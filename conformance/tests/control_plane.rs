@@ -46,6 +46,7 @@ fn up_with(dir: &Path, audit_log: Option<PathBuf>) -> LocalCluster {
         kubernetes: binaries::DEFAULT_VERSION.into(),
         feature_gates: Default::default(),
         audit_log,
+        kind: false,
     };
     let cluster = control_plane::up(&opts, &progress).unwrap_or_else(|e| panic!("up: {e}"));
     eprintln!("up took {:.1}s", start.elapsed().as_secs_f64());
@@ -361,6 +362,7 @@ fn up_reaps_what_a_crashed_owner_left_and_refuses_a_live_cluster() {
             kubernetes: binaries::DEFAULT_VERSION.into(),
             feature_gates: Default::default(),
             audit_log: None,
+            kind: false,
         },
         &|_| {},
     ) {
@@ -405,6 +407,7 @@ fn a_directory_that_is_not_a_clusters_is_refused() {
             kubernetes: binaries::DEFAULT_VERSION.into(),
             feature_gates: Default::default(),
             audit_log: None,
+            kind: false,
         },
         &|_| {},
     );

@@ -52,6 +52,18 @@ pub struct GatePlan {
     pub gc_port: u16,
 }
 
+impl GatePlan {
+    /// The ReplicaSet controller's gate.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The garbage collector's gate.
+    pub fn gc_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.gc_port)
+    }
+}
+
 /// The service-account issuer (any URL works; this is the conventional one).
 const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 /// Service ClusterIPs (none are used; kube-apiserver requires a range).
@@ -79,16 +91,11 @@ pub fn plan(
     bins: &Binaries,
     certs: &Certs,
     ports: Ports,
-    choices: Choices,
+    mut choices: Choices,
 ) -> Vec<Component> {
-    let Choices {
-        with_replicaset,
-        gate,
-        feature_gates,
-        apiserver_audit,
-    } = choices;
-    let gates_flag =
-        (!feature_gates.is_empty()).then(|| format!("--feature-gates={}", feature_gates.flag()));
+    let apiserver_audit = std::mem::take(&mut choices.apiserver_audit);
+    let feature_gates = choices.feature_gates;
+    let gates_flag = gates_flag(feature_gates);
     let p = |path: std::path::PathBuf| path.display().to_string();
     let etcd_client = format!("http://127.0.0.1:{}", ports.etcd_client);
     let etcd_peer = format!("http://127.0.0.1:{}", ports.etcd_peer);
@@ -134,26 +141,11 @@ pub fn plan(
         .collect(),
         env: vec![],
     };
-    let kcm = |controllers: &str, kubeconfig: std::path::PathBuf, extra: Vec<String>| CommandLine {
-        program: bins.kube_controller_manager(),
-        args: [
-            format!("--kubeconfig={}", p(kubeconfig)),
-            format!("--controllers={controllers}"),
-            "--leader-elect=false".to_string(),
-            "--secure-port=0".to_string(),
-            KCM_VERBOSITY.to_string(),
-        ]
-        .into_iter()
-        // The insecure port was removed in v1.24 (its flag with it); before, it is closed.
-        .chain((bins.minor() < 24).then(|| "--port=0".to_string()))
-        .chain(gates_flag.clone())
-        .chain(extra)
-        .collect(),
-        env: vec![],
-    };
     let kcm_system = kcm(
+        bins,
         "namespace,serviceaccount-token",
         kubeconfig.clone(),
+        feature_gates,
         vec![
             format!(
                 "--service-account-private-key-file={}",
@@ -162,37 +154,6 @@ pub fn plan(
             format!("--root-ca-file={}", p(certs.ca_cert.clone())),
         ],
     );
-    // The replicaset controller and the garbage collector watch through their event gates
-    // when there are gates.
-    let through_gate = |gated: std::path::PathBuf| match gate {
-        Some(_) => gated,
-        None => kubeconfig.clone(),
-    };
-    let kcm_replicaset = kcm(
-        "replicaset",
-        through_gate(layout.controller_kubeconfig()),
-        vec![],
-    );
-    let kcm_gc = kcm(
-        "garbagecollector",
-        through_gate(layout.gc_kubeconfig()),
-        vec![],
-    );
-
-    // v1.20 names each informer wait in its log; later releases do not (see `readiness`).
-    let named = bins.minor() < 21;
-    let synced = |names: &[&str], lines: &[&str]| {
-        if named {
-            Readiness::CachesSynced {
-                names: names.iter().map(|n| n.to_string()).collect(),
-            }
-        } else {
-            Readiness::WaitsEnded {
-                waits: names.len(),
-                lines: lines.iter().map(|n| n.to_string()).collect(),
-            }
-        }
-    };
     let mut components = vec![
         component(
             layout,
@@ -214,9 +175,58 @@ pub fn plan(
             layout,
             KCM_SYSTEM,
             kcm_system,
-            synced(&["tokens", "namespace"], &[]),
+            synced(bins, &["tokens", "namespace"], &[]),
         ),
     ];
+    components.extend(controllers(
+        layout,
+        bins,
+        &format!("https://127.0.0.1:{}", ports.apiserver),
+        &certs.ca_cert,
+        choices,
+    ));
+    components
+}
+
+/// The components that run beside an API server, local or a kind node's: the event gates
+/// (to `apiserver`, whose CA certificate is `ca`), then the garbage collector's and the
+/// replicaset controller's kube-controller-managers.
+pub fn controllers(
+    layout: &Layout,
+    bins: &Binaries,
+    apiserver: &str,
+    ca: &std::path::Path,
+    choices: Choices,
+) -> Vec<Component> {
+    let Choices {
+        with_replicaset,
+        gate,
+        feature_gates,
+        ..
+    } = choices;
+    let p = |path: &std::path::Path| path.display().to_string();
+    let kubeconfig = layout.kubeconfig();
+    // The replicaset controller and the garbage collector watch through their event gates
+    // when there are gates.
+    let through_gate = |gated: std::path::PathBuf| match gate {
+        Some(_) => gated,
+        None => kubeconfig.clone(),
+    };
+    let kcm_replicaset = kcm(
+        bins,
+        "replicaset",
+        through_gate(layout.controller_kubeconfig()),
+        feature_gates,
+        vec![],
+    );
+    let kcm_gc = kcm(
+        bins,
+        "garbagecollector",
+        through_gate(layout.gc_kubeconfig()),
+        feature_gates,
+        vec![],
+    );
+    let mut components = vec![];
     if let Some(gate) = gate {
         for (name, port) in [(EVENT_GATE, gate.port), (GC_GATE, gate.gc_port)] {
             let url = format!("http://127.0.0.1:{port}");
@@ -228,13 +238,13 @@ pub fn plan(
                     args: vec![
                         "event-gate".to_string(),
                         format!("--listen=127.0.0.1:{port}"),
-                        format!("--upstream=https://127.0.0.1:{}", ports.apiserver),
-                        format!("--ca={}", p(certs.ca_cert.clone())),
-                        format!("--token-file={}", p(layout.token_file())),
+                        format!("--upstream={apiserver}"),
+                        format!("--ca={}", p(ca)),
+                        format!("--token-file={}", p(&layout.token_file())),
                         // Names the state directory on the command line, as every
                         // component's does: how a later `up` or `down` knows the process is
                         // this cluster's.
-                        format!("--state-dir={}", p(layout.dir().to_path_buf())),
+                        format!("--state-dir={}", p(layout.dir())),
                     ],
                     env: vec![],
                 },
@@ -246,7 +256,11 @@ pub fn plan(
         layout,
         KCM_GC,
         kcm_gc,
-        synced(&["garbage collector"], &["\"synced garbage collector\""]),
+        synced(
+            bins,
+            &["garbage collector"],
+            &["\"synced garbage collector\""],
+        ),
     ));
     if with_replicaset {
         components.push(component(
@@ -254,12 +268,59 @@ pub fn plan(
             KCM_REPLICASET,
             kcm_replicaset,
             synced(
+                bins,
                 &["ReplicaSet"],
                 &["\"Starting controller\" name=\"replicaset\""],
             ),
         ));
     }
     components
+}
+
+fn gates_flag(feature_gates: &FeatureGates) -> Option<String> {
+    (!feature_gates.is_empty()).then(|| format!("--feature-gates={}", feature_gates.flag()))
+}
+
+/// A kube-controller-manager running only `controllers`.
+fn kcm(
+    bins: &Binaries,
+    controllers: &str,
+    kubeconfig: std::path::PathBuf,
+    feature_gates: &FeatureGates,
+    extra: Vec<String>,
+) -> CommandLine {
+    CommandLine {
+        program: bins.kube_controller_manager(),
+        args: [
+            format!("--kubeconfig={}", kubeconfig.display()),
+            format!("--controllers={controllers}"),
+            "--leader-elect=false".to_string(),
+            "--secure-port=0".to_string(),
+            KCM_VERBOSITY.to_string(),
+        ]
+        .into_iter()
+        // The insecure port was removed in v1.24 (its flag with it); before, it is closed.
+        .chain((bins.minor() < 24).then(|| "--port=0".to_string()))
+        .chain(gates_flag(feature_gates))
+        .chain(extra)
+        .collect(),
+        env: vec![],
+    }
+}
+
+/// When a kube-controller-manager counts as started: its informers' caches synced. v1.20
+/// names each informer wait in its log; later releases do not (see `readiness`).
+fn synced(bins: &Binaries, names: &[&str], lines: &[&str]) -> Readiness {
+    if bins.minor() < 21 {
+        Readiness::CachesSynced {
+            names: names.iter().map(|n| n.to_string()).collect(),
+        }
+    } else {
+        Readiness::WaitsEnded {
+            waits: names.len(),
+            lines: lines.iter().map(|n| n.to_string()).collect(),
+        }
+    }
 }
 
 fn component(layout: &Layout, name: &str, command: CommandLine, readiness: Readiness) -> Component {

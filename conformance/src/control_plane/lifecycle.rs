@@ -22,6 +22,7 @@ use super::certs;
 use super::components;
 use super::error::ClusterError;
 use super::interrupt;
+use super::kind::{self, KindNode};
 use super::kubeconfig;
 use super::local::LocalCluster;
 use super::ports;
@@ -51,6 +52,9 @@ pub struct UpOptions {
     /// The file kube-apiserver appends its audit log to, by the shipped policy
     /// (`super::audit`); `None`: no audit log.
     pub audit_log: Option<PathBuf>,
+    /// A kind cluster (`super::kind`) in place of the local etcd, kube-apiserver and
+    /// `kcm-system`: a real node, kubelet and scheduler.
+    pub kind: bool,
 }
 
 /// The default state directory: `$RSMC_CLUSTER_DIR`, else
@@ -88,8 +92,9 @@ pub fn up(opts: &UpOptions, progress: &dyn Fn(&str)) -> Result<LocalCluster, Clu
         });
     };
     let marker = layout.marker();
-    if let Some(old) = ClusterState::load(&layout).ok().flatten() {
-        if old.complete && all_running(&old, &marker) {
+    let old = ClusterState::load(&layout).ok().flatten();
+    if let Some(old) = &old {
+        if old.complete && all_running(old, &marker) {
             return Err(ClusterError::AlreadyRunning {
                 dir: layout.dir().to_path_buf(),
                 detail: format!("kube-apiserver at {}", old.apiserver_url),
@@ -97,6 +102,13 @@ pub fn up(opts: &UpOptions, progress: &dyn Fn(&str)) -> Result<LocalCluster, Clu
         }
     }
     let reaped = process::reap_pid_files(&layout.pids(), &marker, components::stop_grace);
+    if let Some(node) = old.and_then(|o| o.kind) {
+        progress(&format!(
+            "deleting kind cluster {} of a previous cluster",
+            node.cluster
+        ));
+        kind::delete(&node)?;
+    }
     if !reaped.is_empty() {
         let names: Vec<String> = reaped.iter().map(|(n, p)| format!("{n} ({p})")).collect();
         progress(&format!(
@@ -106,11 +118,19 @@ pub fn up(opts: &UpOptions, progress: &dyn Fn(&str)) -> Result<LocalCluster, Clu
     }
     layout.clear(false)?;
 
-    match start(&layout, opts, audit_log, progress) {
+    let started = if opts.kind {
+        start_kind(&layout, opts, progress)
+    } else {
+        start(&layout, opts, audit_log, progress)
+    };
+    match started {
         Ok(cluster) => Ok(cluster),
         Err(e) => {
             progress("stopping what was started");
             process::reap_pid_files(&layout.pids(), &marker, components::stop_grace);
+            if opts.kind {
+                let _ = kind::delete(&KindNode::new(layout.dir(), String::new()));
+            }
             if matches!(e, ClusterError::Interrupted) {
                 let _ = layout.remove();
             } else {
@@ -121,13 +141,14 @@ pub fn up(opts: &UpOptions, progress: &dyn Fn(&str)) -> Result<LocalCluster, Clu
     }
 }
 
-/// Whether every component that should run does.
+/// Whether every component that should run does (a kind node included).
 fn all_running(state: &ClusterState, marker: &str) -> bool {
     state
         .components
         .iter()
         .filter_map(|c| c.pid)
         .all(|pid| process::alive(pid, marker))
+        && state.kind.as_ref().is_none_or(KindNode::running)
 }
 
 /// The steps of `up` after the state directory is clean.
@@ -158,21 +179,9 @@ fn start(
         Some(&certs.ca_cert),
         Some(&token),
     )?;
-    let gate = opts
-        .event_gate
-        .as_ref()
-        .map(|program| components::GatePlan {
-            program: program.clone(),
-            port: gate_port,
-            gc_port: gc_gate_port,
-        });
-    let url = |port: u16| format!("http://127.0.0.1:{port}");
-    let gate_url = gate.as_ref().map(|g| url(g.port));
-    let gc_gate_url = gate.as_ref().map(|g| url(g.gc_port));
-    if let (Some(gate), Some(gc_gate)) = (&gate_url, &gc_gate_url) {
-        kubeconfig::write_kubeconfig(&layout.controller_kubeconfig(), gate, None, None)?;
-        kubeconfig::write_kubeconfig(&layout.gc_kubeconfig(), gc_gate, None, None)?;
-    }
+    let gate = plan_gates(layout, opts, gate_port, gc_gate_port)?;
+    let gate_url = gate.as_ref().map(components::GatePlan::url);
+    let gc_gate_url = gate.as_ref().map(components::GatePlan::gc_url);
     for dir in [layout.logs(), layout.pids(), layout.etcd_data()] {
         std::fs::create_dir_all(&dir).map_err(|e| ClusterError::io("cannot create", &dir, e))?;
     }
@@ -194,20 +203,13 @@ fn start(
         },
     );
     let mut state = ClusterState {
-        format: FORMAT.to_string(),
-        kubernetes_version: bins.version.clone(),
-        feature_gates: opts.feature_gates.clone(),
-        state_dir: layout.dir().to_path_buf(),
-        bin_dir: bins.dir.clone(),
-        kubeconfig: layout.kubeconfig(),
         apiserver_url,
         ports,
-        builtin_replicaset: !opts.without_replicaset,
         audit_log,
         event_gate: gate_url,
         gc_gate: gc_gate_url,
-        complete: false,
         components,
+        ..new_state(layout, &bins, opts)
     };
     state.save(layout)?;
 
@@ -229,6 +231,119 @@ fn start(
         wait(&state, name, started, progress)?;
     }
 
+    state.complete = true;
+    state.save(layout)?;
+    progress("ready");
+    Ok(LocalCluster::from_state(layout.clone(), &state))
+}
+
+/// The state of a cluster about to start, from what `up` was asked: no components, ports
+/// or API server yet.
+fn new_state(layout: &Layout, bins: &binaries::Binaries, opts: &UpOptions) -> ClusterState {
+    ClusterState {
+        format: FORMAT.to_string(),
+        kubernetes_version: bins.version.clone(),
+        feature_gates: opts.feature_gates.clone(),
+        state_dir: layout.dir().to_path_buf(),
+        bin_dir: bins.dir.clone(),
+        kubeconfig: layout.kubeconfig(),
+        apiserver_url: String::new(),
+        ports: Ports {
+            etcd_client: 0,
+            etcd_peer: 0,
+            apiserver: 0,
+        },
+        builtin_replicaset: !opts.without_replicaset,
+        audit_log: None,
+        event_gate: None,
+        gc_gate: None,
+        kind: None,
+        complete: false,
+        components: vec![],
+    }
+}
+
+/// The event gates on these ports when the caller can run them (`opts.event_gate`), with
+/// the kubeconfigs of the clients behind them written; and their URLs.
+fn plan_gates(
+    layout: &Layout,
+    opts: &UpOptions,
+    port: u16,
+    gc_port: u16,
+) -> Result<Option<components::GatePlan>, ClusterError> {
+    let Some(program) = &opts.event_gate else {
+        return Ok(None);
+    };
+    let plan = components::GatePlan {
+        program: program.clone(),
+        port,
+        gc_port,
+    };
+    kubeconfig::write_kubeconfig(&layout.controller_kubeconfig(), &plan.url(), None, None)?;
+    kubeconfig::write_kubeconfig(&layout.gc_kubeconfig(), &plan.gc_url(), None, None)?;
+    Ok(Some(plan))
+}
+
+/// The steps of `up --kind` after the state directory is clean: the node image, the kind
+/// cluster (whose API server reads the state directory's admin token), then the event gates
+/// and the host's controller managers against the node's API server.
+fn start_kind(
+    layout: &Layout,
+    opts: &UpOptions,
+    progress: &dyn Fn(&str),
+) -> Result<LocalCluster, ClusterError> {
+    let bins = binaries::locate(&opts.kubernetes, progress)?;
+    let node = KindNode::new(layout.dir(), kind::provision(&bins.version, progress)?);
+    let token = kubeconfig::random_hex(16)?;
+    for dir in [layout.certs(), layout.logs(), layout.pids()] {
+        std::fs::create_dir_all(&dir).map_err(|e| ClusterError::io("cannot create", &dir, e))?;
+    }
+    kubeconfig::write_token_file(&layout.token_file(), &token)?;
+    // The node's API server, etcd and their ports are kind's: none of ours.
+    let mut state = ClusterState {
+        kind: Some(node.clone()),
+        ..new_state(layout, &bins, opts)
+    };
+    // Recorded before the node exists, so that an interrupted `up` is cleaned up by the next.
+    state.save(layout)?;
+    let created = kind::create(
+        layout,
+        &node,
+        &opts.feature_gates,
+        &layout.certs().join("ca.crt"),
+        progress,
+    )?;
+    kubeconfig::write_kubeconfig(
+        &layout.kubeconfig(),
+        &created.apiserver_url,
+        Some(&created.ca_cert),
+        Some(&token),
+    )?;
+    let [gate_port, gc_gate_port] = ports::free_ports(2)?[..] else {
+        unreachable!("two ports were asked for");
+    };
+    let gate = plan_gates(layout, opts, gate_port, gc_gate_port)?;
+    state.event_gate = gate.as_ref().map(components::GatePlan::url);
+    state.gc_gate = gate.as_ref().map(components::GatePlan::gc_url);
+    state.components = components::controllers(
+        layout,
+        &bins,
+        &created.apiserver_url,
+        &created.ca_cert,
+        components::Choices {
+            with_replicaset: !opts.without_replicaset,
+            gate: gate.as_ref(),
+            feature_gates: &opts.feature_gates,
+            apiserver_audit: vec![],
+        },
+    );
+    state.apiserver_url = created.apiserver_url;
+    state.save(layout)?;
+    let names: Vec<String> = state.components.iter().map(|c| c.name.clone()).collect();
+    for name in &names {
+        let started = spawn(layout, &mut state, name, progress)?;
+        wait(&state, name, started, progress)?;
+    }
     state.complete = true;
     state.save(layout)?;
     progress("ready");
@@ -284,6 +399,8 @@ pub struct DownReport {
     pub found: bool,
     /// The processes that were stopped: component name and pid.
     pub stopped: Vec<(String, u32)>,
+    /// The kind cluster deleted (its node container gone), for a cluster of `up --kind`.
+    pub deleted_kind: Option<String>,
     /// Whether the state directory is gone (it stays when it holds files that are not the
     /// cluster's).
     pub removed_dir: bool,
@@ -305,6 +422,9 @@ impl fmt::Display for DownReport {
                 .collect();
             write!(f, "stopped {}", names.join(", "))?;
         }
+        if let Some(cluster) = &self.deleted_kind {
+            write!(f, "; deleted kind cluster {cluster}")?;
+        }
         if self.removed_dir {
             write!(f, "; removed {dir}")
         } else {
@@ -324,6 +444,7 @@ pub fn down(state_dir: &Path) -> Result<DownReport, ClusterError> {
             state_dir: state_dir.to_path_buf(),
             found: false,
             stopped: vec![],
+            deleted_kind: None,
             removed_dir: false,
         });
     };
@@ -335,16 +456,29 @@ pub fn down(state_dir: &Path) -> Result<DownReport, ClusterError> {
             state_dir: layout.dir().to_path_buf(),
             found: false,
             stopped: vec![],
+            deleted_kind: None,
             removed_dir: false,
         });
     }
     let _lock = layout.lock()?;
+    let node = ClusterState::load(&layout)
+        .ok()
+        .flatten()
+        .and_then(|s| s.kind);
     let stopped = process::reap_pid_files(&layout.pids(), &layout.marker(), components::stop_grace);
+    let deleted_kind = match node {
+        Some(node) => {
+            kind::delete(&node)?;
+            Some(node.cluster)
+        }
+        None => None,
+    };
     let removed_dir = layout.remove()?;
     Ok(DownReport {
         state_dir: layout.dir().to_path_buf(),
         found: found || !stopped.is_empty(),
         stopped,
+        deleted_kind,
         removed_dir,
     })
 }
@@ -389,13 +523,17 @@ pub struct Status {
     pub audit_log: Option<PathBuf>,
     /// False while `up` is still starting it.
     pub complete: bool,
+    /// The kind node of a cluster of `up --kind`, and whether its container runs.
+    pub kind: Option<(KindNode, bool)>,
     pub components: Vec<ComponentStatus>,
 }
 
 impl Status {
     /// Complete, and every component that should run does.
     pub fn healthy(&self) -> bool {
-        self.complete && !self.components.iter().any(|c| c.dead() || c.silent())
+        self.complete
+            && !self.components.iter().any(|c| c.dead() || c.silent())
+            && self.kind.as_ref().is_none_or(|(_, running)| *running)
     }
 }
 
@@ -419,6 +557,15 @@ impl fmt::Display for Status {
         )?;
         if let Some(log) = &self.audit_log {
             writeln!(f, "audit log:       {}", log.display())?;
+        }
+        if let Some((node, running)) = &self.kind {
+            writeln!(
+                f,
+                "kind node:       {} ({}): {}",
+                node.container(),
+                node.image,
+                if *running { "running" } else { "NOT RUNNING" }
+            )?;
         }
         if !self.complete {
             writeln!(f, "(still starting)")?;
@@ -482,6 +629,10 @@ pub fn status(state_dir: &Path) -> Result<Status, ClusterError> {
         builtin_replicaset: state.builtin_replicaset,
         audit_log: state.audit_log,
         complete: state.complete,
+        kind: state.kind.map(|node| {
+            let running = node.running();
+            (node, running)
+        }),
         components,
     })
 }

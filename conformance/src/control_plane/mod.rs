@@ -1,8 +1,9 @@
 //! A local Kubernetes control plane (v1.20.2, v1.35.4 or v1.37.2): etcd, kube-apiserver and
 //! three kube-controller-managers as plain processes (`rsmc cluster up|down|status`).
 //!
-//! kind needs a container engine, which these machines do not have; the server binaries run
-//! fine as processes, and that is also cheaper (a cluster is ready in about 15 s). The
+//! The server binaries run fine as processes, which is cheaper than a kind node (a cluster is
+//! ready in about 15 s) and needs no container engine; [`kind`] puts a real node (kubelet,
+//! scheduler) in place of them when a scenario needs one. The
 //! replicaset controller runs in a kube-controller-manager of its own (`kcm-replicaset`) so
 //! that a conformance run can restart it, run a second one, or leave it out entirely to test
 //! another implementation, while the namespace controller keeps running in `kcm-system`;
@@ -19,6 +20,7 @@ pub mod certs;
 pub mod components;
 mod error;
 mod interrupt;
+pub mod kind;
 pub mod kubeconfig;
 mod lifecycle;
 mod local;

@@ -6,9 +6,12 @@
 //!   pid, so that another `rsmc` process (status, down, a conformance run) can find,
 //!   restart or stop the components;
 //! - `kubeconfig`: the admin kubeconfig;
-//! - `certs/`: CA, serving certificate, service-account key pair, token file;
+//! - `certs/`: CA, serving certificate, service-account key pair, token file (with `--kind`:
+//!   the node's CA certificate and the token file, which the node's API server reads too);
 //! - `etcd-data/`: etcd's data;
 //! - `audit-policy.yaml`: with `--audit-log`, the policy kube-apiserver logs by;
+//! - `kind.yaml`, `kind-admin.kubeconfig`: with `--kind`, the kind configuration and kind's
+//!   own admin kubeconfig (client certificates; the clients use `kubeconfig`);
 //! - `logs/<component>.log`, `pids/<component>.pid`;
 //! - `.lock`: held while a command changes the cluster, so two of them do not interleave.
 //!
@@ -36,7 +39,7 @@ pub struct Layout {
 /// The cluster's files, which `up` and `down` remove (and nothing else, so a state
 /// directory pointed at a directory holding other files never loses them). The logs and
 /// the lock are handled separately.
-const ENTRIES: [&str; 9] = [
+const ENTRIES: [&str; 11] = [
     "cluster.json",
     "cluster.json.tmp",
     "kubeconfig",
@@ -46,6 +49,8 @@ const ENTRIES: [&str; 9] = [
     "etcd-data",
     "pids",
     "audit-policy.yaml",
+    "kind.yaml",
+    "kind-admin.kubeconfig",
 ];
 
 impl Layout {
@@ -253,6 +258,10 @@ pub struct ClusterState {
     /// The garbage collector's gate, when the cluster has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc_gate: Option<String>,
+    /// The kind cluster whose node runs the API server (`rsmc cluster up --kind`); `None`
+    /// for the local processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<super::kind::KindNode>,
     /// False while `up` is still starting the components.
     pub complete: bool,
     pub components: Vec<Component>,

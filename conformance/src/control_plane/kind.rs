@@ -1,0 +1,308 @@
+//! A kind cluster in place of the local processes (`rsmc cluster up --kind`): a real node
+//! with a real kubelet, scheduler and kube-proxy, built on this machine by
+//! `scripts/provision-kind` and run on the project's own engine (`scripts/kind-engine`).
+//!
+//! The node's API server, etcd, scheduler and kube-controller-manager run inside the node;
+//! the node's controller manager runs every controller but the replicaset controller and the
+//! garbage collector. Those two run on the host as on the local control plane
+//! ([`super::components::controllers`]): in kube-controller-managers of the same release's
+//! build, behind the event gates, so that scenarios can hold their watches, restart the
+//! controller or leave it out (`--without-replicaset`). Every client authenticates with the
+//! state directory's static admin token, which the node's API server reads from the same
+//! file (mounted into the node), exactly as the local API server does.
+
+use super::error::ClusterError;
+use super::interrupt;
+use super::state::Layout;
+use rsmc_spec::gates::FeatureGates;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const PROVISION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/provision-kind");
+const ENGINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/kind-engine");
+
+/// Where the node finds the admin token file (mounted from the state directory).
+const NODE_TOKEN_FILE: &str = "/etc/kubernetes/rsmc/token.csv";
+
+/// The kind cluster of a state directory, as recorded in `cluster.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KindNode {
+    /// kind's name for the cluster (`rsmc-<hash of the state directory>`).
+    pub cluster: String,
+    /// The node image (`rsmc.local/kind-node:v1.37.2`).
+    pub image: String,
+}
+
+impl KindNode {
+    /// The cluster of the state directory `dir`, on `image`: one name per directory, so that
+    /// clusters of different directories never meet.
+    pub fn new(dir: &Path, image: String) -> KindNode {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        dir.hash(&mut h);
+        KindNode {
+            cluster: format!("rsmc-{:08x}", h.finish() as u32),
+            image,
+        }
+    }
+
+    /// The node's container.
+    pub fn container(&self) -> String {
+        format!("{}-control-plane", self.cluster)
+    }
+
+    /// Whether the node's container runs.
+    pub fn running(&self) -> bool {
+        engine_env().is_ok_and(|env| {
+            Command::new("docker")
+                .args(["inspect", "-f", "{{.State.Running}}", &self.container()])
+                .envs(env)
+                .stderr(Stdio::null())
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true")
+        })
+    }
+}
+
+/// Builds (or finds cached) the node image of Kubernetes `version`; the script's progress
+/// goes to our stderr.
+pub fn provision(version: &str, progress: &dyn Fn(&str)) -> Result<String, ClusterError> {
+    progress(&format!(
+        "provisioning the kind node image of Kubernetes {version} (scripts/provision-kind; minutes the first time)"
+    ));
+    let out = Command::new("bash")
+        .arg(PROVISION)
+        .arg(version)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| ClusterError::Binaries(format!("cannot run {PROVISION}: {e}")))?;
+    if interrupt::interrupted() {
+        return Err(ClusterError::Interrupted);
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match stdout.lines().rev().find(|l| !l.trim().is_empty()) {
+        Some(image) if out.status.success() => Ok(image.trim().to_string()),
+        _ => Err(ClusterError::Binaries(format!(
+            "{PROVISION} {version} failed ({}); its messages are above",
+            out.status
+        ))),
+    }
+}
+
+/// Starts the engine if it does not run, and returns the environment docker and kind
+/// need (`DOCKER_HOST`, `PATH`).
+fn engine_env() -> Result<Vec<(String, String)>, ClusterError> {
+    engine("env")
+}
+
+fn engine(verb: &str) -> Result<Vec<(String, String)>, ClusterError> {
+    let out = Command::new("bash")
+        .args([ENGINE, verb])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ClusterError::setup(format!("cannot run {ENGINE} {verb}"), e))?;
+    if !out.status.success() {
+        return Err(ClusterError::setup(
+            format!("{ENGINE} {verb} failed ({})", out.status),
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect())
+}
+
+/// The kind configuration: one node; the node's controller manager without the two
+/// controllers the host runs; the admin token file mounted and read by the API server; the
+/// feature gates in every component; and a kubelet that starts on a cgroup-v1 host (v1.35
+/// and later refuse it unless told, and these machines have cgroup v1).
+///
+/// kind writes kubeadm's v1beta4 configuration, whose `extraArgs` are lists: a patch
+/// replaces a list whole, so each list here carries everything it needs (kind's own entries
+/// for these components are the feature gates, which are given here, and the host-path
+/// provisioner, which is re-added).
+pub fn config(token_file: &Path, feature_gates: &FeatureGates) -> String {
+    let gates = (!feature_gates.is_empty()).then(|| {
+        format!(
+            "\n      - {{name: feature-gates, value: \"{}\"}}",
+            feature_gates.flag()
+        )
+    });
+    let gates = gates.as_deref().unwrap_or("");
+    let kubelet_gates: String = feature_gates
+        .flag()
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| format!("\n      {k}: {v}"))
+        .collect();
+    let kubelet_gates = if kubelet_gates.is_empty() {
+        String::new()
+    } else {
+        format!("\n    featureGates:{kubelet_gates}")
+    };
+    format!(
+        r#"# Written by `rsmc cluster up --kind`.
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+nodes:
+- role: control-plane
+  extraMounts:
+  - hostPath: {token}
+    containerPath: {NODE_TOKEN_FILE}
+    readOnly: true
+  kubeadmConfigPatches:
+  - |
+    kind: ClusterConfiguration
+    apiServer:
+      extraArgs:
+      - {{name: token-auth-file, value: {NODE_TOKEN_FILE}}}{gates}
+      extraVolumes:
+      - {{name: rsmc-token, hostPath: {NODE_TOKEN_FILE}, mountPath: {NODE_TOKEN_FILE}, readOnly: true, pathType: File}}
+    controllerManager:
+      extraArgs:
+      - {{name: controllers, value: "*,-replicaset,-garbagecollector"}}
+      - {{name: enable-hostpath-provisioner, value: "true"}}{gates}
+    scheduler:
+      extraArgs: [{scheduler_gates}]
+  - |
+    kind: KubeletConfiguration
+    failCgroupV1: false{kubelet_gates}
+"#,
+        token = token_file.display(),
+        scheduler_gates = gates.trim_start_matches("\n      - "),
+    )
+}
+
+/// What `create` made: the API server's URL, and its CA certificate (copied from the node
+/// into the state directory).
+pub struct Created {
+    pub apiserver_url: String,
+    pub ca_cert: PathBuf,
+}
+
+/// Creates the kind cluster `node` for `layout` (its token file written already), waits
+/// until the node is Ready, and copies its CA certificate to `ca_cert`. kind's output goes to
+/// the log `kind`.
+pub fn create(
+    layout: &Layout,
+    node: &KindNode,
+    feature_gates: &FeatureGates,
+    ca_cert: &Path,
+    progress: &dyn Fn(&str),
+) -> Result<Created, ClusterError> {
+    progress("starting the container engine (scripts/kind-engine)");
+    let env = engine("start")?;
+    let config_file = layout.dir().join("kind.yaml");
+    std::fs::write(&config_file, config(&layout.token_file(), feature_gates))
+        .map_err(|e| ClusterError::io("cannot write", &config_file, e))?;
+    let admin = layout.dir().join("kind-admin.kubeconfig");
+    let log = layout.log("kind");
+    let log_file =
+        std::fs::File::create(&log).map_err(|e| ClusterError::io("cannot create", &log, e))?;
+    progress(&format!(
+        "creating kind cluster {} (kind create cluster)",
+        node.cluster
+    ));
+    let status = Command::new("kind")
+        .args([
+            "create",
+            "cluster",
+            "--name",
+            &node.cluster,
+            "--image",
+            &node.image,
+        ])
+        .arg("--config")
+        .arg(&config_file)
+        .arg("--kubeconfig")
+        .arg(&admin)
+        .args(["--wait", "3m"])
+        .envs(env.iter().cloned())
+        .stdin(Stdio::null())
+        .stdout(
+            log_file
+                .try_clone()
+                .map_err(|e| ClusterError::io("cannot open", &log, e))?,
+        )
+        .stderr(log_file)
+        .status()
+        .map_err(|e| ClusterError::setup("cannot run kind", e))?;
+    if interrupt::interrupted() {
+        return Err(ClusterError::Interrupted);
+    }
+    if !status.success() {
+        return Err(ClusterError::setup(
+            format!("kind create cluster {} failed ({status})", node.cluster),
+            format!("its output is in {}", log.display()),
+        ));
+    }
+    let copied = Command::new("docker")
+        .args([
+            "cp",
+            &format!("{}:/etc/kubernetes/pki/ca.crt", node.container()),
+        ])
+        .arg(ca_cert)
+        .envs(env.iter().cloned())
+        .output()
+        .map_err(|e| ClusterError::setup("cannot run docker cp", e))?;
+    if !copied.status.success() {
+        return Err(ClusterError::setup(
+            "cannot copy the node's CA certificate",
+            String::from_utf8_lossy(&copied.stderr).trim().to_string(),
+        ));
+    }
+    let kubeconfig = kube::config::Kubeconfig::read_from(&admin)
+        .map_err(|e| ClusterError::setup(format!("cannot read {}", admin.display()), e))?;
+    let apiserver_url = kubeconfig
+        .clusters
+        .iter()
+        .find_map(|c| c.cluster.as_ref()?.server.clone())
+        .ok_or_else(|| ClusterError::setup(format!("{}", admin.display()), "names no server"))?;
+    Ok(Created {
+        apiserver_url,
+        ca_cert: ca_cert.to_path_buf(),
+    })
+}
+
+/// Deletes the kind cluster `node` (nothing to do when it is gone), and stops the engine
+/// when no kind cluster is left on it.
+pub fn delete(node: &KindNode) -> Result<(), ClusterError> {
+    let env = engine_env()?;
+    let kind = |args: &[&str]| {
+        Command::new("kind")
+            .args(args)
+            .envs(env.iter().cloned())
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| ClusterError::setup("cannot run kind", e))
+    };
+    if !running_engine() {
+        return Ok(());
+    }
+    let out = kind(&["delete", "cluster", "--name", &node.cluster])?;
+    if !out.status.success() {
+        return Err(ClusterError::setup(
+            format!("kind delete cluster {} failed", node.cluster),
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    let left = kind(&["get", "clusters"])?;
+    if String::from_utf8_lossy(&left.stdout).trim().is_empty() {
+        engine("stop")?;
+    }
+    Ok(())
+}
+
+fn running_engine() -> bool {
+    Command::new("bash")
+        .args([ENGINE, "status"])
+        .stdin(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
