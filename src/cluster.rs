@@ -13,6 +13,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// The release `up --kind` runs unless told otherwise: the newest the project supports.
+const KIND_DEFAULT_VERSION: &str = "v1.37.2";
+
 /// Arguments of `rsmc cluster`.
 #[derive(clap::Args, Debug)]
 pub struct ClusterArgs {
@@ -40,9 +43,10 @@ pub struct UpArgs {
     pub without_replicaset: bool,
     /// The Kubernetes release: v1.20.2, or v1.34 and later built from the Go module
     /// k8s.io/kubernetes (a minor, e.g. 1.37, means its newest patch the provisioning script
-    /// knows). Built once by scripts/provision-control-plane and cached.
-    #[arg(long, value_name = "VERSION", default_value = binaries::DEFAULT_VERSION)]
-    pub kubernetes: String,
+    /// knows). Built once by scripts/provision-control-plane and cached. [default: v1.20.2;
+    /// with --kind, v1.37.2]
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes: Option<String>,
     /// Feature gates to turn on or off in every component, as upstream's flag
     /// (`StaleControllerConsistencyReplicaSet=false,…`); the others keep the release's
     /// defaults. `rsmc conform --local` judges by the model switched to match.
@@ -119,7 +123,24 @@ fn run_up(args: &UpArgs) -> i32 {
     let plain = |msg: &str| eprintln!("[{:>3}s] {msg}", start.elapsed().as_secs());
     // Found (or provisioned, with the script's own output) before the spinner starts, so the
     // two do not draw over each other; `up` then finds them at once.
-    match binaries::locate(&args.kubernetes, &plain) {
+    let kubernetes = match (&args.kubernetes, args.kind) {
+        (Some(v), _) => v.clone(),
+        (None, false) => binaries::DEFAULT_VERSION.to_string(),
+        (None, true) => KIND_DEFAULT_VERSION.to_string(),
+    };
+    if args.kind {
+        if rsmc_spec::gates::release_minor(&kubernetes).is_none_or(|m| m < 34) {
+            eprintln!(
+                "error: --kubernetes {kubernetes}: kind nodes are built for v1.34 and later (the local control plane runs v1.20.2)"
+            );
+            return exit::BAD_INPUT;
+        }
+        // Built before the binaries are looked for: the node's build makes them too.
+        if let Err(e) = control_plane::kind::provision(&kubernetes, &plain) {
+            return fail(&e);
+        }
+    }
+    match binaries::locate(&kubernetes, &plain) {
         Err(e) => return fail(&e),
         Ok(bins) => {
             if let Err(e) = args.feature_gates.check_release(bins.minor()) {
@@ -146,7 +167,7 @@ fn run_up(args: &UpArgs) -> i32 {
         without_replicaset: args.without_replicaset,
         // The event gate is this program itself (`rsmc event-gate`).
         event_gate: std::env::current_exe().ok(),
-        kubernetes: args.kubernetes.clone(),
+        kubernetes,
         feature_gates: args.feature_gates.clone(),
         audit_log: args.audit_log.clone(),
         kind: args.kind,

@@ -971,3 +971,26 @@ fn a_release_that_holds_again_must_be_released_in_turn() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("unknown field `after`"), "{err}");
 }
+
+#[test]
+fn cluster_up_kind_refuses_a_release_before_v1_34_before_touching_anything() {
+    let dir = temp_dir("kind-old-release");
+    let (code, _, err) = rsmc(&[
+        "cluster",
+        "up",
+        "--kind",
+        "--kubernetes",
+        "v1.20.2",
+        "--state-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--kubernetes v1.20.2: kind nodes are built for v1.34 and later"),
+        "{err}"
+    );
+    assert!(!dir.exists(), "{} was made", dir.display());
+    let (code, _, err) = rsmc(&["cluster", "up", "--kind", "--audit-log", "/tmp/x.log"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+}

@@ -292,8 +292,11 @@ fn start_kind(
     opts: &UpOptions,
     progress: &dyn Fn(&str),
 ) -> Result<LocalCluster, ClusterError> {
+    // The node image first: its provisioning builds the host's binaries too, in one build
+    // with the node's (`provision-control-plane --node`), which `locate` then finds.
+    let image = kind::provision(&opts.kubernetes, progress)?;
     let bins = binaries::locate(&opts.kubernetes, progress)?;
-    let node = KindNode::new(layout.dir(), kind::provision(&bins.version, progress)?);
+    let node = KindNode::new(layout.dir(), image);
     let token = kubeconfig::random_hex(16)?;
     for dir in [layout.certs(), layout.logs(), layout.pids()] {
         std::fs::create_dir_all(&dir).map_err(|e| ClusterError::io("cannot create", &dir, e))?;
