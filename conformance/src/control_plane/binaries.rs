@@ -131,6 +131,13 @@ pub fn locate(version: &str, progress: &dyn Fn(&str)) -> Result<Binaries, Cluste
 
 /// Runs the provisioning script; its last line of stdout names the binary directory.
 fn run_script(script: &Path, version: &str) -> Result<Binaries, ClusterError> {
+    Binaries::in_dir(PathBuf::from(run_provisioning(script, version)?))
+}
+
+/// Runs a provisioning script of this source tree for `version` (its progress goes to our
+/// stderr) and returns the last line it printed on stdout: what it provisioned (a binary
+/// directory, a node image).
+pub(crate) fn run_provisioning(script: &Path, version: &str) -> Result<String, ClusterError> {
     let out = Command::new("bash")
         .arg(script)
         .arg(version)
@@ -144,21 +151,18 @@ fn run_script(script: &Path, version: &str) -> Result<Binaries, ClusterError> {
     }
     if !out.status.success() {
         return Err(ClusterError::Binaries(format!(
-            "{} failed ({}); its messages are above",
+            "{} {version} failed ({}); its messages are above",
             script.display(),
             out.status
         )));
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let dir = stdout
+    stdout
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
-        .map(|l| PathBuf::from(l.trim()))
-        .ok_or_else(|| {
-            ClusterError::Binaries(format!("{} printed no directory", script.display()))
-        })?;
-    Binaries::in_dir(dir)
+        .map(|l| l.trim().to_string())
+        .ok_or_else(|| ClusterError::Binaries(format!("{} printed nothing", script.display())))
 }
 
 /// The first of the three binaries that is not an executable file in `dir`.

@@ -39,11 +39,8 @@ impl KindNode {
     /// The cluster of the state directory `dir`, on `image`: one name per directory, so that
     /// clusters of different directories never meet.
     pub fn new(dir: &Path, image: String) -> KindNode {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        dir.hash(&mut h);
         KindNode {
-            cluster: format!("rsmc-{:08x}", h.finish() as u32),
+            cluster: cluster_name(dir),
             image,
         }
     }
@@ -66,39 +63,31 @@ impl KindNode {
     }
 }
 
+/// kind's name for the cluster of the state directory `dir`.
+pub fn cluster_name(dir: &Path) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    dir.hash(&mut h);
+    format!("rsmc-{:08x}", h.finish() as u32)
+}
+
 /// Builds (or finds cached) the node image of Kubernetes `version`; the script's progress
 /// goes to our stderr.
 pub fn provision(version: &str, progress: &dyn Fn(&str)) -> Result<String, ClusterError> {
     progress(&format!(
         "provisioning the kind node image of Kubernetes {version} (scripts/provision-kind; minutes the first time)"
     ));
-    let out = Command::new("bash")
-        .arg(PROVISION)
-        .arg(version)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| ClusterError::Binaries(format!("cannot run {PROVISION}: {e}")))?;
-    if interrupt::interrupted() {
-        return Err(ClusterError::Interrupted);
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    match stdout.lines().rev().find(|l| !l.trim().is_empty()) {
-        Some(image) if out.status.success() => Ok(image.trim().to_string()),
-        _ => Err(ClusterError::Binaries(format!(
-            "{PROVISION} {version} failed ({}); its messages are above",
-            out.status
-        ))),
-    }
+    super::binaries::run_provisioning(Path::new(PROVISION), version)
 }
 
-/// Starts the engine if it does not run, and returns the environment docker and kind
-/// need (`DOCKER_HOST`, `PATH`).
+/// The environment docker and kind need (`DOCKER_HOST`, `PATH`); the engine is not
+/// started by this.
 fn engine_env() -> Result<Vec<(String, String)>, ClusterError> {
     engine("env")
 }
 
+/// Runs `scripts/kind-engine VERB`; its `KEY=VALUE` lines, or an error when it fails
+/// (`status` fails when the engine does not run).
 fn engine(verb: &str) -> Result<Vec<(String, String)>, ClusterError> {
     let out = Command::new("bash")
         .args([ENGINE, verb])
@@ -270,9 +259,13 @@ pub fn create(
     })
 }
 
-/// Deletes the kind cluster `node` (nothing to do when it is gone), and stops the engine
-/// when no kind cluster is left on it.
-pub fn delete(node: &KindNode) -> Result<(), ClusterError> {
+/// Deletes the kind cluster named `cluster` (nothing to do when it is gone, or when the
+/// engine does not run: then no node can), and stops the engine when no kind cluster is
+/// left on it.
+pub fn delete(cluster: &str) -> Result<(), ClusterError> {
+    if engine("status").is_err() {
+        return Ok(());
+    }
     let env = engine_env()?;
     let kind = |args: &[&str]| {
         Command::new("kind")
@@ -282,13 +275,10 @@ pub fn delete(node: &KindNode) -> Result<(), ClusterError> {
             .output()
             .map_err(|e| ClusterError::setup("cannot run kind", e))
     };
-    if !running_engine() {
-        return Ok(());
-    }
-    let out = kind(&["delete", "cluster", "--name", &node.cluster])?;
+    let out = kind(&["delete", "cluster", "--name", cluster])?;
     if !out.status.success() {
         return Err(ClusterError::setup(
-            format!("kind delete cluster {} failed", node.cluster),
+            format!("kind delete cluster {cluster} failed"),
             String::from_utf8_lossy(&out.stderr).trim().to_string(),
         ));
     }
@@ -297,12 +287,4 @@ pub fn delete(node: &KindNode) -> Result<(), ClusterError> {
         engine("stop")?;
     }
     Ok(())
-}
-
-fn running_engine() -> bool {
-    Command::new("bash")
-        .args([ENGINE, "status"])
-        .stdin(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
