@@ -553,14 +553,14 @@ async fn take_steps(
                         .map_err(|e| broken(format!("{label}: {e}")))
                 };
                 if hold {
-                    let status = gate
-                        .status()
+                    let watching = watch_opened(gate, *kind)
                         .await
                         .map_err(|e| broken(format!("{label}: {e}")))?;
-                    if status.watches.get(*kind) == 0 {
+                    if !watching {
                         return Err(broken(format!(
-                            "{label}: the {to} watches no {} through its event gate{}",
+                            "{label}: the {to} opened no watch of {} through its event gate in {} s{}",
                             resource_name(*kind),
+                            WATCH_OPEN_TIMEOUT.as_secs(),
                             match to {
                                 Recipient::ReplicaSetController => ": the controller under test must use the kubeconfig the runner gives it ($KUBECONFIG)",
                                 Recipient::GarbageCollector => "",
@@ -683,6 +683,26 @@ async fn take_steps(
 }
 
 /// The gate in front of `actor` (its watches and its requests), where the cluster has one.
+/// How long a `hold` waits for its recipient's watch to be open through the gate. A
+/// controller just started (the run's first step, or one after a restart) lists before it
+/// watches, and a watcher re-opens its watch now and then: on a loaded machine that takes
+/// seconds, so one look at the gate would call a healthy controller broken (it did, in CI).
+const WATCH_OPEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Whether a watch of `kind` is open through `gate`, waiting up to [`WATCH_OPEN_TIMEOUT`].
+async fn watch_opened(gate: &GateClient, kind: rsmc_spec::api::Kind) -> Result<bool, String> {
+    let started = Instant::now();
+    loop {
+        if gate.status().await?.watches.get(kind) > 0 {
+            return Ok(true);
+        }
+        if started.elapsed() >= WATCH_OPEN_TIMEOUT {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 fn gate_of(target: &Target, actor: Recipient) -> Option<&GateClient> {
     match actor {
         Recipient::ReplicaSetController => target.gate.as_ref(),
