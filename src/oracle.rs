@@ -32,7 +32,16 @@ pub fn run(args: &OracleArgs) -> i32 {
                 None => l,
             };
             l.model = args.switches.apply(l.model);
-            l
+            match observed.real_nodes().and_then(|nodes| match nodes {
+                Some(nodes) => l.on_real_kubelets(&nodes),
+                None => Ok(l),
+            }) {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("error: {}: {e}", args.observed.display());
+                    return exit::BAD_INPUT;
+                }
+            }
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -272,6 +272,27 @@ impl Observed {
             .transpose()
             .map_err(|e| format!("cluster.featureGates: {e}"))
     }
+
+    /// The nodes whose real kubelets ran the pods (`cluster.kubelet: real`, `cluster.nodes`),
+    /// or `None` when the runner played the kubelet (`fake`, or not said).
+    pub fn real_nodes(&self) -> Result<Option<Vec<String>>, String> {
+        match self.cluster["kubelet"].as_str() {
+            Some("real") => {}
+            None | Some("fake") => return Ok(None),
+            Some(other) => {
+                return Err(format!(
+                    "cluster.kubelet: expected real or fake, not {other:?}"
+                ))
+            }
+        }
+        let nodes: Option<Vec<String>> = self.cluster["nodes"]
+            .as_array()
+            .and_then(|a| a.iter().map(|n| n.as_str().map(str::to_string)).collect());
+        match nodes {
+            Some(nodes) if !nodes.is_empty() => Ok(Some(nodes)),
+            _ => Err("cluster.nodes: a recording on real kubelets must name their nodes (a list of node names)".into()),
+        }
+    }
 }
 
 /// Read and abstract an observed trace file.

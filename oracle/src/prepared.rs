@@ -54,20 +54,31 @@ impl Prepared {
     /// The same scenario judged without its `hold` and `release` steps (see
     /// [`Compiled::without_holds`]), with the same catalogue switches.
     pub fn without_holds(&self) -> Prepared {
-        let compiled = self.compiled.without_holds();
+        self.recompiled(self.compiled.without_holds())
+            .expect("a valid script without some of its moves is valid")
+    }
+
+    /// The same scenario judged as run on real kubelets of `nodes` (see
+    /// [`Compiled::on_real_kubelets`]), with the same catalogue switches; the error says why
+    /// it cannot be.
+    pub fn on_real_kubelets(&self, nodes: &[String]) -> Result<Prepared, String> {
+        let compiled = self.compiled.on_real_kubelets(nodes)?;
+        self.recompiled(compiled)
+    }
+
+    fn recompiled(&self, compiled: Compiled) -> Result<Prepared, String> {
         let mut model = RsModel::scripted(
             compiled.config.clone(),
             compiled.profile,
             compiled.script.clone(),
-        )
-        .expect("a valid script without some of its moves is valid");
+        )?;
         model.sem = self.model.sem;
-        Prepared {
+        Ok(Prepared {
             scenario: self.scenario.clone(),
             compiled,
             model,
             steps: self.steps.clone(),
-        }
+        })
     }
 
     /// The same scenario judged by `sem`, whatever profile it was written for: where a

@@ -334,3 +334,33 @@ fn a_creation_for_a_deleting_owner_is_read_by_the_model() {
     let fixed = judge_with_bug(None);
     assert!(!fixed.conforms, "{}", render(&fixed));
 }
+
+/// `scale` on a kind node of v1.37.2 with its real kubelet (`rsmc conform --kubelet real`):
+/// the scheduler binds, and the kubelet starts, stops and finishes deleting every pod by
+/// itself, with no step of the scenario doing it. Judged as a run on the nodes the recording
+/// names it conforms; judged as a run with a played kubelet it cannot: no step binds a pod,
+/// so nobody in the model makes the scheduler's first binding.
+#[test]
+fn a_run_on_real_kubelets_conforms_judged_as_one() {
+    let label = "scale.kind-v1.37.2.observed.json";
+    let text = recorded_on("scale", "kind-v1.37.2");
+    let observed = observed::parse(Path::new(label), &text).unwrap();
+    let sem = observed.release_semantics().unwrap().unwrap();
+    let nodes = observed
+        .real_nodes()
+        .unwrap()
+        .expect("the recording names its nodes");
+    assert_eq!(nodes.len(), 1);
+    let scenario = root().join("scenarios/scale.yaml");
+    let played = Prepared::load(&scenario, Profile::K8s120)
+        .unwrap()
+        .judged_as(sem);
+    let real = played.on_real_kubelets(&nodes).unwrap();
+    let budget = rsmc_oracle::explore::default_budget();
+    let v = judge(&real.subject(), &observed, &budget).unwrap();
+    assert!(v.conforms, "{}", render(&v));
+    assert_eq!(v.settle_points.len(), 5);
+    let v = judge(&played.subject(), &observed, &budget).unwrap();
+    assert!(!v.conforms, "judged as a played kubelet's run");
+    assert!(render(&v).contains("DIVERGES"), "{}", render(&v));
+}

@@ -367,10 +367,24 @@ fn pod_delete_is_graceful_only_when_scheduled_and_not_terminal() {
                 "{label}"
             );
             assert!(api.pods["p"].meta.is_deleting(), "{label}");
-            // A second delete changes nothing; the kubelet's final delete removes it.
+            // A second delete changes nothing, even once the kubelet has stopped the pod
+            // and reported a terminal phase (rest.BeforeDelete keeps a grace period that
+            // runs); the kubelet's final delete removes it.
             let rv = api.rv;
             must(&mut api, delete_pod("p", None));
             assert_eq!(api.rv, rv, "{label}");
+            must(
+                &mut api,
+                Request::SetPodStatus {
+                    name: "p".into(),
+                    phase: PodPhase::Succeeded,
+                    ready: false,
+                },
+            );
+            let rv = api.rv;
+            must(&mut api, delete_pod("p", None));
+            assert_eq!(api.rv, rv, "{label}: a terminal pod still being deleted");
+            assert!(!api.pods["p"].grace_over, "{label}");
             must(&mut api, Request::FinishPodDeletion { name: "p".into() });
             assert!(api.pods.is_empty(), "{label}");
         }

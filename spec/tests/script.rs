@@ -25,7 +25,7 @@ fn model(steps: Vec<ScriptStep>) -> RsModel {
     let config = Config::preset("small").unwrap();
     let script = Script {
         steps,
-        create_failures: 0,
+        ..Script::default()
     };
     RsModel::scripted(config, Profile::K8s120, script).unwrap()
 }
@@ -193,7 +193,7 @@ fn a_script_may_not_make_system_moves() {
                 uid: 1,
             },
         })],
-        create_failures: 0,
+        ..Script::default()
     };
     assert!(RsModel::scripted(config, Profile::K8s120, script).is_err());
 }

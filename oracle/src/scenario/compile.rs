@@ -5,7 +5,7 @@ use super::Scenario;
 use crate::manifest::Object;
 use crate::yaml::Error;
 use rsmc_spec::config::Config;
-use rsmc_spec::model::{Action, Awaited, Recipient, Script, ScriptStep};
+use rsmc_spec::model::{Action, Awaited, PodAction, Recipient, Script, ScriptStep};
 use rsmc_spec::profile::Profile;
 use std::collections::BTreeSet;
 
@@ -63,6 +63,57 @@ impl Compiled {
             ..self.clone()
         }
     }
+
+    /// The same script run on real kubelets of `nodes` ([`Script::real_kubelets`]): the
+    /// scheduler's and the kubelet's steps are dropped, since the real ones bind, start and
+    /// finish deleting pods by themselves. A scenario that needs a pod unready or failed, or
+    /// bound to a node the cluster does not have, cannot be run so: the error says which
+    /// step or pod (`--kubelet fake` plays the kubelet instead).
+    pub fn on_real_kubelets(&self, nodes: &[String]) -> Result<Compiled, String> {
+        let mut steps = Vec::new();
+        let mut origin = Vec::new();
+        for (step, at) in self.script.steps.iter().zip(&self.origin) {
+            match step {
+                ScriptStep::Pods { action, .. } if action.is_real_kubelets_own() => continue,
+                ScriptStep::Pods { action, .. } => match action {
+                    PodAction::Unready | PodAction::Fail => {
+                        return Err(format!(
+                            "step {} makes pods {}, which a real kubelet does only when their containers do",
+                            at + 1,
+                            if *action == PodAction::Fail { "fail" } else { "unready" }
+                        ))
+                    }
+                    _ => {}
+                },
+                ScriptStep::Move(Action::ApplyPod { pod }) => {
+                    if let Some(node) = pod.node_name.as_ref().filter(|n| !nodes.contains(n)) {
+                        return Err(format!(
+                            "step {} applies pod {} bound to node {node}, which this cluster does not have (its nodes: {})",
+                            at + 1,
+                            pod.meta.name,
+                            nodes.join(", ")
+                        ));
+                    }
+                }
+                _ => {}
+            }
+            steps.push(step.clone());
+            origin.push(*at);
+        }
+        Ok(Compiled {
+            config: Config {
+                nodes: nodes.to_vec(),
+                ..self.config.clone()
+            },
+            script: Script {
+                steps,
+                real_kubelets: true,
+                ..self.script.clone()
+            },
+            origin,
+            ..self.clone()
+        })
+    }
 }
 
 fn is_hold(step: &ScriptStep) -> bool {
@@ -119,6 +170,7 @@ pub fn compile(scenario: &Scenario, default_profile: Profile) -> Result<Compiled
         script: Script {
             steps,
             create_failures: scenario.bounds.create_failures,
+            real_kubelets: false,
         },
         origin,
     })

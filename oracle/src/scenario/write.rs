@@ -342,6 +342,7 @@ impl Step {
             | Action::SyncStep { .. }
             | Action::CreateRejected { .. }
             | Action::Choose { .. }
+            | Action::Node { .. }
             | Action::Gc { .. }
             | Action::RemoveMarkedPod { .. } => return None,
         };

@@ -394,12 +394,15 @@ impl ApiServer {
                 ));
             }
         }
+        if old.meta.is_deleting() && (!old.grace_over || old.deletes_gracefully()) {
+            // A second delete may only shorten a grace period, and these carry none: nothing
+            // is written (`rest.BeforeDelete` in apiserver's registry/rest/delete.go returns
+            // before asking `CheckGracefulDelete`, so even a pod that has reached a terminal
+            // phase since keeps its grace period: a real kubelet's pod, seen on v1.37).
+            return Ok(Response::DeletionStarted { rv: self.rv });
+        }
         if !old.deletes_gracefully() {
             return Ok(self.end_grace(old, split));
-        }
-        if old.meta.is_deleting() {
-            // A second graceful delete changes nothing the model observes.
-            return Ok(Response::DeletionStarted { rv: self.rv });
         }
         let mut new = old.clone();
         new.meta.deletion_timestamp = Some(self.rv + 1);

@@ -199,6 +199,32 @@ pub enum Action {
         name: String,
         uid: Uid,
     },
+    /// A real node's scheduler or kubelet acting on a pod by itself. A scenario run on real
+    /// kubelets ([`super::Script::real_kubelets`]) does not play them: they bind, start and
+    /// stop pods when they will, so their writes are the system's, as the controller's are.
+    Node {
+        name: String,
+        act: NodeAct,
+    },
+}
+
+/// What a real node does to a pod ([`Action::Node`]), as a v1.37 kubelet was seen to write
+/// it (the intermediate status writes of a pod being created, with its containers waiting,
+/// change nothing the model holds).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum NodeAct {
+    /// kube-scheduler binds the pod (`BindingREST.Create`).
+    Bind { node: String },
+    /// The kubelet has started every container: Running and Ready (no readiness probe, so
+    /// readiness comes with the first Running status: `prober_manager.go` `UpdatePodStatus`).
+    Start,
+    /// The kubelet has stopped a deleting pod's containers and reports its phase: not Ready,
+    /// Succeeded or Failed by the containers' exit codes (`kubelet_pods.go`
+    /// `generateAPIPodStatus`; a deleting pod reaches a terminal phase before its final
+    /// delete since v1.27, `status_manager.go` `syncPod`).
+    Stop { phase: crate::object::PodPhase },
+    /// The kubelet finishes the graceful deletion: a delete of grace period 0.
+    Finish,
 }
 
 impl Action {
@@ -213,6 +239,7 @@ impl Action {
                 | Action::Choose { .. }
                 | Action::Gc { .. }
                 | Action::RemoveMarkedPod { .. }
+                | Action::Node { .. }
         )
     }
 
@@ -303,6 +330,16 @@ impl fmt::Display for Action {
             Action::FinishPodDeletion { name } => {
                 write!(f, "kubelet: pod/{name} terminated, deletion completes")
             }
+            Action::Node { name, act } => match act {
+                NodeAct::Bind { node } => write!(f, "scheduler: binds pod/{name} to {node}"),
+                NodeAct::Start => write!(f, "kubelet: pod/{name} started, Running, Ready"),
+                NodeAct::Stop { phase } => {
+                    write!(f, "kubelet: pod/{name} stopped, {phase:?}, not Ready")
+                }
+                NodeAct::Finish => {
+                    write!(f, "kubelet: pod/{name} gone from its node, deletion completes")
+                }
+            },
             Action::Tick => f.write_str("time: a second passes"),
             Action::CrashController { controller } => {
                 write!(

@@ -1,6 +1,6 @@
 //! Which actions are enabled in a state.
 
-use super::action::{Action, Recipient, Watcher};
+use super::action::{Action, NodeAct, Recipient, Watcher};
 use super::script::{Awaited, RequestHold, Script, ScriptStep};
 use super::state::State;
 use super::RsModel;
@@ -16,6 +16,9 @@ impl RsModel {
         if let Some(script) = &self.script {
             let before = out.len();
             self.system_moves(s, writes, out);
+            if script.real_kubelets && writes {
+                self.node_moves(s, out);
+            }
             let quiescent = out.len() == before;
             self.scripted_moves(script, s, writes, quiescent, out);
             return;
@@ -159,6 +162,50 @@ impl RsModel {
             }
             if env.pod_failed {
                 out.push(Action::PodFailed { name });
+            }
+        }
+    }
+
+    /// What real nodes may do next ([`Action::Node`]): bind a pod no node has, start a bound
+    /// one, stop a deleting one's containers and finish its deletion. A pod that is not
+    /// deleting stays Running and Ready once started (the scenarios' containers do not exit
+    /// or fail probes; a scenario that needs them to is played, not run on real kubelets).
+    fn node_moves(&self, s: &State, out: &mut Vec<Action>) {
+        use crate::object::PodPhase;
+        let mut node = |name: &str, act: NodeAct| {
+            out.push(Action::Node {
+                name: name.to_string(),
+                act,
+            })
+        };
+        for pod in s.api.pods.values() {
+            let name = &pod.meta.name;
+            if pod.meta.is_deleting() {
+                if pod.grace_over {
+                    continue;
+                }
+                // A pod deleted while its kubelet was creating its sandbox is still started
+                // (Running, Ready) before its containers are stopped: the kubelet's pod worker
+                // finishes the sync it is in (seen on v1.37).
+                if pod.node_name.is_some() && pod.phase == PodPhase::Pending {
+                    node(name, NodeAct::Start);
+                }
+                if !matches!(pod.phase, PodPhase::Succeeded | PodPhase::Failed) {
+                    for phase in [PodPhase::Succeeded, PodPhase::Failed] {
+                        node(name, NodeAct::Stop { phase });
+                    }
+                }
+                node(name, NodeAct::Finish);
+            } else if pod.is_active() {
+                match &pod.node_name {
+                    None => {
+                        for n in &self.config.nodes {
+                            node(name, NodeAct::Bind { node: n.clone() });
+                        }
+                    }
+                    Some(_) if pod.phase == PodPhase::Pending => node(name, NodeAct::Start),
+                    Some(_) => {}
+                }
             }
         }
     }

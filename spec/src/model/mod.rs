@@ -14,7 +14,7 @@ mod step;
 mod svg;
 mod symmetry;
 
-pub use action::{Action, Recipient, Watcher};
+pub use action::{Action, NodeAct, Recipient, Watcher};
 pub use script::{
     Awaited, Held, PodAction, PodSelection, PodSet, RequestHold, Script, ScriptPos, ScriptStep,
 };

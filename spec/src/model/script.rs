@@ -25,6 +25,15 @@ pub struct Script {
     pub steps: Vec<ScriptStep>,
     /// Pod creations the API server may reject (an exceeded quota), anywhere in the run.
     pub create_failures: u32,
+    /// The run is on real nodes: their schedulers and kubelets bind, start, stop and finish
+    /// deleting pods by themselves ([`Action::Node`], onto the configuration's nodes), and
+    /// the script has no steps of theirs.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub real_kubelets: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// One step.
@@ -101,6 +110,16 @@ pub enum PodAction {
 }
 
 impl PodAction {
+    /// Whether real nodes do this by themselves, so a run on real kubelets has no such
+    /// step: binding, starting, finishing a deletion ([`super::NodeAct`]). Making a pod
+    /// unready or failed is not: a real kubelet does it only when the containers do.
+    pub fn is_real_kubelets_own(&self) -> bool {
+        matches!(
+            self,
+            PodAction::Schedule { .. } | PodAction::Ready | PodAction::FinishDeletion
+        )
+    }
+
     /// The model action on one pod.
     pub fn on(&self, name: &str) -> Action {
         let name = name.to_string();

@@ -1,6 +1,6 @@
 //! What each action does.
 
-use super::action::{Action, Watcher};
+use super::action::{Action, NodeAct, Watcher};
 use super::properties as prop;
 use super::script::{Script, ScriptStep};
 use super::state::{ControllerState, Positions, State};
@@ -247,6 +247,7 @@ impl RsModel {
                 task.choose(pods.clone(), &mut c.expectations);
             }
             Action::Gc { work } => self.gc_step(n, work),
+            Action::Node { name, act } => self.node_step(n, name, act).ok()?,
             Action::RemoveMarkedPod { name, uid } => {
                 n.api
                     .pods
@@ -542,6 +543,28 @@ impl RsModel {
             // item stays as long as the GC's view gives rise to it, and is retried.
             let _ = self.send(n, &req);
         }
+    }
+}
+
+impl RsModel {
+    /// A real node's move ([`Action::Node`]): the same requests the played scheduler and
+    /// kubelet send.
+    fn node_step(&self, n: &mut State, name: &str, act: &NodeAct) -> Result<(), Unchanged> {
+        let name = name.to_string();
+        match act {
+            NodeAct::Bind { node } => {
+                n.api.apply(&Request::BindPod {
+                    name,
+                    node: node.clone(),
+                })?;
+            }
+            NodeAct::Start => kubelet_status(n, &name, PodPhase::Running, true)?,
+            NodeAct::Stop { phase } => kubelet_status(n, &name, *phase, false)?,
+            NodeAct::Finish => {
+                self.send(n, &Request::FinishPodDeletion { name })?;
+            }
+        }
+        Ok(())
     }
 }
 
