@@ -350,38 +350,69 @@ fn oracle_judges_a_recording_as_its_release_did() {
     );
 }
 
-/// The kind workflow users copy (`.github/workflows/conform-kind.yaml`) cannot run here (no
-/// container engine); what can be checked is that it asks rsmc only for what rsmc has.
+/// The kind workflow users copy (`.github/workflows/conform-kind.yaml`) runs on GitHub, not
+/// here; what can be checked is that it runs the commands the project's CI runs on kind
+/// (`tests/kind.rs`: `cluster up --kind`, `conform --local --kubelet real`) and asks each only
+/// for flags it has. A flag on a `set --` or `…SWITCHES:` line belongs to the next rsmc
+/// command.
 #[test]
-fn the_kind_workflow_uses_only_flags_rsmc_conform_has() {
+fn the_kind_workflow_runs_the_commands_ci_runs_with_flags_rsmc_has() {
     let workflow = std::fs::read_to_string(repo(".github/workflows/conform-kind.yaml")).unwrap();
-    let (_, help, _) = rsmc(&["conform", "--help"]);
-    let flags: Vec<&str> = workflow
+    let flags_of = |line: &str| -> Vec<String> {
+        line.split_whitespace()
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+            .map(|w| w.trim_end_matches(';').to_string())
+            .collect()
+    };
+    let mut pending = Vec::new();
+    let mut checked = Vec::new();
+    for line in workflow
         .lines()
-        .filter(|l| l.contains("rsmc conform") || l.contains("set --") || l.contains("SWITCHES:"))
-        .flat_map(|l| l.split_whitespace())
-        .filter(|w| w.starts_with("--") && w.len() > 2)
-        .collect();
-    assert!(flags.contains(&"--controller-cmd"), "{flags:?}");
-    for flag in flags {
-        assert!(
-            help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
-            "rsmc conform has no {flag}"
-        );
+        .filter(|l| !l.trim_start().starts_with('#'))
+    {
+        if line.contains("set --") || line.contains("SWITCHES:") {
+            pending.extend(flags_of(line));
+            continue;
+        }
+        let Some(at) = line.find("rsmc ") else {
+            continue;
+        };
+        let words: Vec<&str> = line[at..].split_whitespace().collect();
+        let command: Vec<&str> = match words.get(1) {
+            Some(&"cluster") => words[1..3].to_vec(),
+            Some(&"conform") => vec!["conform"],
+            _ => continue,
+        };
+        let (_, help, _) = rsmc(&[&command[..], &["--help"]].concat());
+        let mut flags = flags_of(&line[at..]);
+        flags.append(&mut pending);
+        for flag in &flags {
+            assert!(
+                help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
+                "rsmc {} has no {flag}",
+                command.join(" ")
+            );
+        }
+        checked.push((command.join(" "), flags));
     }
-    let configs: Vec<&str> = workflow
-        .lines()
-        .filter(|l| l.trim_start().starts_with("config:"))
-        .flat_map(|l| l.split('\''))
-        .filter(|w| w.starts_with(".github/kind/"))
-        .collect();
+    let has = |command: &str, flag: &str| {
+        checked
+            .iter()
+            .any(|(c, f)| c == command && f.iter().any(|x| x == flag))
+    };
+    assert!(has("cluster up", "--kind"), "{checked:?}");
+    assert!(has("cluster up", "--without-replicaset"), "{checked:?}");
+    assert!(has("conform", "--local"), "{checked:?}");
+    assert!(has("conform", "--kubelet"), "{checked:?}");
+    assert!(has("conform", "--controller-cmd"), "{checked:?}");
     assert!(
-        !configs.is_empty(),
-        "the workflow names its kind configuration"
+        checked.iter().any(|(c, _)| c == "cluster down"),
+        "{checked:?}"
     );
-    for path in configs {
-        assert!(Path::new(&repo(path)).is_file(), "{path} is missing");
-    }
+    assert!(
+        workflow.contains("--kubelet real"),
+        "the suite on real kubelets"
+    );
 }
 
 #[test]

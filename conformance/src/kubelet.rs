@@ -14,7 +14,7 @@
 
 use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::Status;
 use kube::{Client, ResourceExt};
 use serde_json::json;
@@ -149,6 +149,36 @@ pub async fn ensure_nodes(client: &Client, names: &[String]) -> Result<Vec<Strin
             .await?;
     }
     Ok(created)
+}
+
+/// The nodes real kubelets run pods on: schedulable, not tainted against the scenarios' pods,
+/// and not one of the nodes this module plays (a run with `--kubelet fake` interrupted
+/// before it removed them). Sorted by name. The node lifecycle controller's taints
+/// (`node.kubernetes.io/…`: not ready yet, unreachable, under pressure) come and go; a kind
+/// node just created still carries `not-ready` for a moment, and the scheduler waits them
+/// out, so they do not count (a settle names a pod the scheduler never binds).
+pub async fn real_nodes(client: &Client) -> Result<Vec<String>, kube::Error> {
+    let api: Api<Node> = Api::all(client.clone());
+    let mut names: Vec<String> = api
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .filter(|n| !n.labels().contains_key("rsmc.dev/fake"))
+        .filter(|n| {
+            let spec = n.spec.as_ref();
+            let cordoned = spec.and_then(|s| s.unschedulable).unwrap_or(false);
+            let tainted = spec.and_then(|s| s.taints.as_ref()).is_some_and(|t| {
+                t.iter().any(|t| {
+                    t.effect != "PreferNoSchedule" && !t.key.starts_with("node.kubernetes.io/")
+                })
+            });
+            !cordoned && !tainted
+        })
+        .map(|n| n.name_any())
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 /// Remove the Node objects a run created.

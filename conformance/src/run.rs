@@ -653,6 +653,13 @@ async fn take_steps(
                 };
                 r.map_err(|e| broken(format!("{label}: {e}")))?;
             }
+            StepKind::Pods { action, .. }
+                if target.policy.real_kubelet && action.is_real_kubelets_own() =>
+            {
+                // The real scheduler and kubelet do it by themselves; the model judging a
+                // run on real kubelets has no such step either
+                // (`Compiled::on_real_kubelets`).
+            }
             kind => {
                 alive().map_err(|e| broken(format!("{label}: {e}")))?;
                 let mut ctx = StepContext {
@@ -662,6 +669,7 @@ async fn take_steps(
                     index,
                     write_pause: target.write_pause,
                     refused: &mut refused,
+                    local_images: target.policy.real_kubelet,
                 };
                 steps::take(&mut ctx, kind).await.map_err(|e| {
                     let dead = alive().err();
@@ -682,7 +690,6 @@ async fn take_steps(
     Ok(())
 }
 
-/// The gate in front of `actor` (its watches and its requests), where the cluster has one.
 /// How long a `hold` waits for its recipient's watch to be open through the gate. A
 /// controller just started (the run's first step, or one after a restart) lists before it
 /// watches, and a watcher re-opens its watch now and then: on a loaded machine that takes
@@ -703,6 +710,7 @@ async fn watch_opened(gate: &GateClient, kind: rsmc_spec::api::Kind) -> Result<b
     }
 }
 
+/// The gate in front of `actor` (its watches and its requests), where the cluster has one.
 fn gate_of(target: &Target, actor: Recipient) -> Option<&GateClient> {
     match actor {
         Recipient::ReplicaSetController => target.gate.as_ref(),

@@ -15,7 +15,7 @@
 //!    (a step of the scenario, not of the system); and no pod that is not being deleted
 //!    refers to a ReplicaSet that is gone (the garbage collector still has to delete it or
 //!    drop the reference). With `--kubelet real` a terminating pod is pending too, since the
-//!    kubelet will finish it;
+//!    kubelet will finish it, and so is a pod not yet bound, started and Ready;
 //! 4. **the recording has caught up**: every listed object's resourceVersion has arrived as a
 //!    watch event, so the recorded events end in exactly the listed state.
 //!
@@ -227,6 +227,24 @@ fn moving(
         {
             return Some(format!("pod {} is terminating", p.name_any()));
         }
+        // The model's real nodes bind and start every pod before it settles
+        // (`RsModel::node_moves`); a pod whose image is missing never starts, and the settle
+        // times out naming it.
+        if let Some((p, what)) = pods.iter().find_map(|p| {
+            let status = p.status.as_ref();
+            let phase = status.and_then(|s| s.phase.as_deref());
+            if matches!(phase, Some("Succeeded" | "Failed")) {
+                None
+            } else if p.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_none() {
+                Some((p, "waits for the scheduler"))
+            } else if phase != Some("Running") || !pod_ready(p) {
+                Some((p, "waits for its kubelet to start it"))
+            } else {
+                None
+            }
+        }) {
+            return Some(format!("pod {} {what}", p.name_any()));
+        }
     }
     let versions = replicasets
         .iter()
@@ -241,4 +259,12 @@ fn moving(
         }
     }
     None
+}
+
+/// Whether the pod's `Ready` condition is true.
+fn pod_ready(p: &Pod) -> bool {
+    p.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }

@@ -39,6 +39,8 @@ pub struct StepContext<'a> {
     pub write_pause: std::time::Duration,
     /// The segment's refused requests so far, where this step's go.
     pub refused: &'a mut Vec<Refusal>,
+    /// Real kubelets run the pods, on images found in the node ([`use_local_images`]).
+    pub local_images: bool,
 }
 
 impl StepContext<'_> {
@@ -176,15 +178,28 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
 /// that removes the object at once answers with the object as it was before.
 /// A delete with grace period 0 is two events (marked, then gone); the recorder gives the
 /// second to the same step.
+///
+/// A delete (these carry no grace period) of an object already being deleted writes nothing
+/// while its grace period runs (`rest.BeforeDelete`: only a shorter one given would), and
+/// removes it at most once it is over; the next event marked deleting is someone else's (a
+/// real kubelet's status write of the terminating pod, its final delete), not this step's.
 fn record_delete<K: kube::Resource>(ctx: &mut StepContext<'_>, resource: Resource, before: &K) {
+    let meta = before.meta();
+    let grace = meta
+        .deletion_timestamp
+        .as_ref()
+        .map(|_| meta.deletion_grace_period_seconds.unwrap_or(0));
+    if grace.is_some_and(|g| g > 0) {
+        return;
+    }
     ctx.recorder.own_pending(PendingWrite {
         step: ctx.index,
         resource,
-        uid: before.meta().uid.clone().unwrap_or_default(),
-        after: version(before.meta().resource_version.as_deref()),
+        uid: meta.uid.clone().unwrap_or_default(),
+        after: version(meta.resource_version.as_deref()),
         matches: Box::new(move |e: &Recorded| {
             e.event_type == rsmc_oracle::observed::EventType::Deleted
-                || e.object.pointer("/metadata/deletionTimestamp").is_some()
+                || (grace.is_none() && e.object.pointer("/metadata/deletionTimestamp").is_some())
         }),
     });
 }
@@ -203,6 +218,9 @@ async fn apply(ctx: &mut StepContext<'_>, apply: &Apply) -> Result<(), StepError
         if let Some(meta) = raw.get_mut("metadata").and_then(|m| m.as_object_mut()) {
             meta.remove("namespace");
         }
+        if ctx.local_images {
+            use_local_images(&mut raw);
+        }
         let name = manifest.object.name().to_string();
         let what = || format!("apply {} {name}", manifest.object.kind());
         let written = match &manifest.object {
@@ -214,6 +232,26 @@ async fn apply(ctx: &mut StepContext<'_>, apply: &Apply) -> Result<(), StepError
         }
     }
     Ok(())
+}
+
+/// Ask for each container's image `IfNotPresent` where the manifest does not say: on real
+/// kubelets here no registry is reachable, and the images are stand-ins tagged in the node
+/// (`rsmc cluster up --kind`), which an untagged name's default (`Always`) would pull. The
+/// pull policy is nothing the model or the views compare.
+fn use_local_images(raw: &mut serde_json::Value) {
+    let pod_spec = match raw["kind"].as_str() {
+        Some("ReplicaSet") => raw.pointer_mut("/spec/template/spec"),
+        _ => raw.pointer_mut("/spec"),
+    };
+    let containers = pod_spec
+        .and_then(|s| s.get_mut("containers"))
+        .and_then(|c| c.as_array_mut());
+    for c in containers.into_iter().flatten() {
+        if let Some(c) = c.as_object_mut() {
+            c.entry("imagePullPolicy")
+                .or_insert_with(|| "IfNotPresent".into());
+        }
+    }
 }
 
 /// One server-side apply of `raw` to the object `name`, conditioned on its version: the

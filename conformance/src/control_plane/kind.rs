@@ -246,6 +246,8 @@ pub fn create(
             String::from_utf8_lossy(&copied.stderr).trim().to_string(),
         ));
     }
+    progress("tagging the scenarios' images in the node (stand-ins)");
+    stand_in_images(node, &env)?;
     let kubeconfig = kube::config::Kubeconfig::read_from(&admin)
         .map_err(|e| ClusterError::setup(format!("cannot read {}", admin.display()), e))?;
     let apiserver_url = kubeconfig
@@ -257,6 +259,44 @@ pub fn create(
         apiserver_url,
         ca_cert: ca_cert.to_path_buf(),
     })
+}
+
+/// The images the project's scenarios name (`conformance/scenarios`, `conformance/timed`,
+/// upstream's tests), as containerd names them. No registry is reachable here, and the
+/// scenarios do not care what their containers run, only that they start and stop on
+/// SIGTERM: each is the node's pause image under that name. `rsmc conform --kubelet real`
+/// asks for them `IfNotPresent` where a manifest does not say (untagged names are pulled
+/// `Always` by default).
+pub const STAND_IN_IMAGES: &[&str] = &[
+    "registry.k8s.io/pause:3.9",
+    "docker.io/library/nginx:latest",
+    "docker.io/library/fakeimage:latest",
+    "docker.io/library/httpd:2.4.38-alpine",
+    "gcr.io/google-samples/hello-app:1.0",
+    "gcr.io/google-samples/hello-app:2.0",
+    "gcr.io/google_samples/gb-frontend:v3",
+];
+
+/// Tags the node's pause image as each of [`STAND_IN_IMAGES`] in its containerd.
+fn stand_in_images(node: &KindNode, env: &[(String, String)]) -> Result<(), ClusterError> {
+    let script = format!(
+        "set -e; src=$(ctr -n k8s.io images ls -q | grep '^registry.k8s.io/pause:' | head -1); \
+         test -n \"$src\"; for i in {}; do ctr -n k8s.io images tag --force \"$src\" \"$i\" >/dev/null; done",
+        STAND_IN_IMAGES.join(" ")
+    );
+    let out = Command::new("docker")
+        .args(["exec", &node.container(), "sh", "-c", &script])
+        .envs(env.iter().cloned())
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ClusterError::setup("cannot run docker exec", e))?;
+    if !out.status.success() {
+        return Err(ClusterError::setup(
+            "cannot tag the stand-in images in the node",
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    Ok(())
 }
 
 /// Deletes the kind cluster named `cluster` (nothing to do when it is gone, or when the
