@@ -164,7 +164,7 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
             let r = api.delete(replicaset, &params).await;
             let answer = ctx.answer(|| format!("delete rs/{replicaset}"), r)?;
             if let (Some(_), Some(before)) = (answer, before) {
-                record_delete(ctx, Resource::ReplicaSet, &before);
+                record_delete(ctx, Resource::ReplicaSet, &before, None);
             }
             Ok(())
         }
@@ -179,18 +179,26 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
 /// A delete with grace period 0 is two events (marked, then gone); the recorder gives the
 /// second to the same step.
 ///
-/// A delete (these carry no grace period) of an object already being deleted writes nothing
-/// while its grace period runs (`rest.BeforeDelete`: only a shorter one given would), and
-/// removes it at most once it is over; the next event marked deleting is someone else's (a
-/// real kubelet's status write of the terminating pod, its final delete), not this step's.
-fn record_delete<K: kube::Resource>(ctx: &mut StepContext<'_>, resource: Resource, before: &K) {
+/// `grace` is the grace period the delete asks for (`None`: the object's own). A delete of an
+/// object already being deleted writes only when it asks for a shorter grace period than the
+/// one running (`rest.BeforeDelete`: the played kubelet's final delete, grace 0); otherwise it
+/// writes nothing, and the next event marked deleting is someone else's (a real kubelet's
+/// status write of the terminating pod, its own final delete), not this step's.
+fn record_delete<K: kube::Resource>(
+    ctx: &mut StepContext<'_>,
+    resource: Resource,
+    before: &K,
+    grace: Option<i64>,
+) {
     let meta = before.meta();
-    let grace = meta
+    let running = meta
         .deletion_timestamp
         .as_ref()
         .map(|_| meta.deletion_grace_period_seconds.unwrap_or(0));
-    if grace.is_some_and(|g| g > 0) {
-        return;
+    if let Some(running) = running {
+        if running > 0 && grace.is_none_or(|g| g >= running) {
+            return;
+        }
     }
     ctx.recorder.own_pending(PendingWrite {
         step: ctx.index,
@@ -198,8 +206,12 @@ fn record_delete<K: kube::Resource>(ctx: &mut StepContext<'_>, resource: Resourc
         uid: meta.uid.clone().unwrap_or_default(),
         after: version(meta.resource_version.as_deref()),
         matches: Box::new(move |e: &Recorded| {
-            e.event_type == rsmc_oracle::observed::EventType::Deleted
-                || (grace.is_none() && e.object.pointer("/metadata/deletionTimestamp").is_some())
+            let marked = e.object.pointer("/metadata/deletionTimestamp").is_some();
+            let shortened = || {
+                let period = e.object.pointer("/metadata/deletionGracePeriodSeconds");
+                running.is_none_or(|r| period.and_then(|p| p.as_i64()).is_some_and(|p| p < r))
+            };
+            e.event_type == rsmc_oracle::observed::EventType::Deleted || (marked && shortened())
         }),
     });
 }
@@ -402,7 +414,7 @@ async fn pod_action(
                 api.delete(&name, &DeleteParams::default()).await,
             )?;
             if r.written().is_some() {
-                record_delete(ctx, Resource::Pod, pod);
+                record_delete(ctx, Resource::Pod, pod, None);
             }
             r.acted()
         }
@@ -481,7 +493,7 @@ async fn pod_action(
                 kubelet::finish_deletion(&api, pod).await,
             )?;
             if r.written().is_some() {
-                record_delete(ctx, Resource::Pod, pod);
+                record_delete(ctx, Resource::Pod, pod, Some(0));
             }
             r.acted()
         }
