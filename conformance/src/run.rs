@@ -480,6 +480,13 @@ async fn take_steps(
             Err(_) => Ok(()),
         }
     };
+    // Whether real kubelets run the pods is the prepared scenario's to say
+    // (`Prepared::on_real_kubelets`): the model judging the run and the runner read the same.
+    let real_kubelets = prepared.compiled.script.real_kubelets;
+    let policy = SettlePolicy {
+        real_kubelet: real_kubelets,
+        ..target.policy
+    };
     let mut refused = Vec::new();
     // What the scenario holds at the gates when each step starts.
     let mut held = rsmc_oracle::scenario::Held::default();
@@ -491,7 +498,7 @@ async fn take_steps(
             .map_err(|e| broken(format!("{label}: {e}")))?;
         match &step.kind {
             StepKind::Settle => {
-                let settled = settle(client, &ns, recorder, target.policy, &alive, &held)
+                let settled = settle(client, &ns, recorder, policy, &alive, &held)
                     .await
                     .map_err(|e| RunError {
                         broken: matches!(
@@ -572,7 +579,7 @@ async fn take_steps(
                 } else {
                     // What the controller does on its stale cache must have happened before
                     // the events flow again: wait for the namespace to be quiet first.
-                    quiet(recorder, target.policy).await;
+                    quiet(recorder, policy).await;
                     mark().await?;
                     gate.release(*kind).await
                 }
@@ -608,7 +615,7 @@ async fn take_steps(
                 };
                 if call != RequestsCall::Hold {
                     // As for events: what the other actors do meanwhile has happened first.
-                    quiet(recorder, target.policy).await;
+                    quiet(recorder, policy).await;
                 }
                 fault_mark::leave(client, &ns, index, step)
                     .await
@@ -654,7 +661,7 @@ async fn take_steps(
                 r.map_err(|e| broken(format!("{label}: {e}")))?;
             }
             StepKind::Pods { action, .. }
-                if target.policy.real_kubelet && action.is_real_kubelets_own() =>
+                if real_kubelets && action.is_real_kubelets_own() =>
             {
                 // The real scheduler and kubelet do it by themselves; the model judging a
                 // run on real kubelets has no such step either
@@ -669,7 +676,7 @@ async fn take_steps(
                     index,
                     write_pause: target.write_pause,
                     refused: &mut refused,
-                    local_images: target.policy.real_kubelet,
+                    local_images: real_kubelets,
                 };
                 steps::take(&mut ctx, kind).await.map_err(|e| {
                     let dead = alive().err();

@@ -29,6 +29,7 @@ use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use kube::{Client, ResourceExt};
+use rsmc_oracle::observed::is_ready;
 use rsmc_oracle::scenario::Held;
 use rsmc_spec::api::pattern::{Resource, Verb};
 use std::time::{Duration, Instant};
@@ -38,7 +39,8 @@ use std::time::{Duration, Instant};
 pub struct SettlePolicy {
     pub quiet_window: Duration,
     pub timeout: Duration,
-    /// Real kubelets finish graceful deletions by themselves.
+    /// Real kubelets bind, start and finish the pods by themselves; the runner sets it from
+    /// the prepared scenario (`Script::real_kubelets`), not from the command line.
     pub real_kubelet: bool,
 }
 
@@ -237,7 +239,7 @@ fn moving(
                 None
             } else if p.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_none() {
                 Some((p, "waits for the scheduler"))
-            } else if phase != Some("Running") || !pod_ready(p) {
+            } else if phase != Some("Running") || !is_ready(p) {
                 Some((p, "waits for its kubelet to start it"))
             } else {
                 None
@@ -259,12 +261,4 @@ fn moving(
         }
     }
     None
-}
-
-/// Whether the pod's `Ready` condition is true.
-fn pod_ready(p: &Pod) -> bool {
-    p.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }

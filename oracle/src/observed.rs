@@ -563,6 +563,15 @@ pub fn abstract_replicaset(
     })
 }
 
+/// Whether a real pod's `Ready` condition is true — the one reading of readiness that the
+/// import, the runner's settle and the monitor's view share.
+pub fn is_ready(pod: &core::Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
 /// A pod as the model sees it: metadata, node, phase, readiness, restarts, deletion cost.
 pub fn abstract_pod(pod: &core::Pod, uids: &mut impl UidSource) -> Result<Pod, String> {
     let meta = abstract_meta(&pod.metadata, uids)?;
@@ -584,11 +593,7 @@ pub fn abstract_pod(pod: &core::Pod, uids: &mut impl UidSource) -> Result<Pod, S
         "Unknown" => PodPhase::Unknown,
         other => return Err(format!("status.phase: unknown phase {other:?}")),
     };
-    let ready = status
-        .conditions
-        .iter()
-        .flatten()
-        .any(|c| c.type_ == "Ready" && c.status == "True");
+    let ready = is_ready(pod);
     out.ready_since = ready.then_some(0);
     out.available = ready;
     out.restarts = status

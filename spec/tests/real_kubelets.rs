@@ -2,12 +2,14 @@
 //! finish deleting pods by themselves, as system moves, so a settle comes only once every
 //! pod runs on a node and every deletion has finished; a played kubelet does none of it.
 
+mod common;
+
+use common::walk::walk;
 use rsmc_spec::config::Config;
 use rsmc_spec::model::{Action, NodeAct, RsModel, Script, ScriptStep, State};
 use rsmc_spec::object::{labels, LabelSelector, PodPhase, ReplicaSet};
 use rsmc_spec::profile::Profile;
-use stateright::Model;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 const NODE: &str = "kind-control-plane";
@@ -44,27 +46,18 @@ fn model(real_kubelets: bool) -> RsModel {
     RsModel::scripted(config, Profile::K8s120, script).unwrap()
 }
 
-/// Every reachable state, and the actions taken anywhere.
+/// Every reachable state, and the node moves taken anywhere.
 fn explore(model: &RsModel) -> (Vec<State>, BTreeSet<String>) {
-    let mut seen = BTreeSet::new();
-    let mut queue: VecDeque<State> = model.init_states().into();
-    let mut states = Vec::new();
-    let mut taken = BTreeSet::new();
-    while let Some(s) = queue.pop_front() {
-        if !seen.insert(s.clone()) {
-            continue;
-        }
-        let mut actions = Vec::new();
-        model.actions(&s, &mut actions);
-        for a in actions {
-            if let Action::Node { act, .. } = &a {
-                taken.insert(format!("{act:?}"));
-            }
-            queue.extend(model.next_state(&s, a));
-        }
-        states.push(s);
-    }
-    (states, taken)
+    let walked = walk(model);
+    let taken = walked
+        .taken
+        .iter()
+        .filter_map(|a| match a {
+            Action::Node { act, .. } => Some(format!("{act:?}")),
+            _ => None,
+        })
+        .collect();
+    (walked.states, taken)
 }
 
 #[test]

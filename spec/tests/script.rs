@@ -1,6 +1,9 @@
 //! A scripted environment: the script's moves are the only environment moves, `settle` waits
 //! for quiescence, and pod steps act on a selection in any order.
 
+mod common;
+
+use common::walk::walk;
 use rsmc_spec::config::Config;
 use rsmc_spec::controller::AtGate;
 use rsmc_spec::model::{
@@ -9,7 +12,7 @@ use rsmc_spec::model::{
 use rsmc_spec::object::{labels, LabelSelector, ReplicaSet};
 use rsmc_spec::profile::Profile;
 use stateright::Model;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 fn frontend(replicas: i32) -> ReplicaSet {
@@ -31,26 +34,9 @@ fn model(steps: Vec<ScriptStep>) -> RsModel {
 }
 
 /// Every reachable state, and the terminal ones (no action enabled).
-fn explore(model: &RsModel) -> (BTreeSet<State>, Vec<State>) {
-    let mut seen = BTreeSet::new();
-    let mut queue: VecDeque<State> = model.init_states().into();
-    let mut terminal = Vec::new();
-    while let Some(s) = queue.pop_front() {
-        if !seen.insert(s.clone()) {
-            continue;
-        }
-        let mut actions = Vec::new();
-        model.actions(&s, &mut actions);
-        let next: Vec<State> = actions
-            .into_iter()
-            .filter_map(|a| model.next_state(&s, a))
-            .collect();
-        if next.is_empty() {
-            terminal.push(s.clone());
-        }
-        queue.extend(next);
-    }
-    (seen, terminal)
+fn explore(model: &RsModel) -> (Vec<State>, Vec<State>) {
+    let walked = walk(model);
+    (walked.states, walked.terminal)
 }
 
 fn controlled(s: &State) -> usize {

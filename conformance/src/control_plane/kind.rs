@@ -231,21 +231,14 @@ pub fn create(
             format!("its output is in {}", log.display()),
         ));
     }
-    let copied = Command::new("docker")
-        .args([
-            "cp",
-            &format!("{}:/etc/kubernetes/pki/ca.crt", node.container()),
-        ])
-        .arg(ca_cert)
-        .envs(env.iter().cloned())
-        .output()
-        .map_err(|e| ClusterError::setup("cannot run docker cp", e))?;
-    if !copied.status.success() {
-        return Err(ClusterError::setup(
-            "cannot copy the node's CA certificate",
-            String::from_utf8_lossy(&copied.stderr).trim().to_string(),
-        ));
-    }
+    let from = format!("{}:/etc/kubernetes/pki/ca.crt", node.container());
+    let into = ca_cert.to_string_lossy();
+    tool(
+        "docker",
+        &["cp", &from, &into],
+        &env,
+        "cannot copy the node's CA certificate",
+    )?;
     progress("tagging the scenarios' images in the node (stand-ins)");
     stand_in_images(node, &env)?;
     let kubeconfig = kube::config::Kubeconfig::read_from(&admin)
@@ -284,19 +277,36 @@ fn stand_in_images(node: &KindNode, env: &[(String, String)]) -> Result<(), Clus
          test -n \"$src\"; for i in {}; do ctr -n k8s.io images tag --force \"$src\" \"$i\" >/dev/null; done",
         STAND_IN_IMAGES.join(" ")
     );
-    let out = Command::new("docker")
-        .args(["exec", &node.container(), "sh", "-c", &script])
+    tool(
+        "docker",
+        &["exec", &node.container(), "sh", "-c", &script],
+        env,
+        "cannot tag the stand-in images in the node",
+    )?;
+    Ok(())
+}
+
+/// Runs `program` with `args` in the engine's environment; `failure` says what could not
+/// be done when it exits non-zero (its stderr is the detail).
+fn tool(
+    program: &str,
+    args: &[&str],
+    env: &[(String, String)],
+    failure: &str,
+) -> Result<std::process::Output, ClusterError> {
+    let out = Command::new(program)
+        .args(args)
         .envs(env.iter().cloned())
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| ClusterError::setup("cannot run docker exec", e))?;
+        .map_err(|e| ClusterError::setup(format!("cannot run {program}"), e))?;
     if !out.status.success() {
         return Err(ClusterError::setup(
-            "cannot tag the stand-in images in the node",
+            failure,
             String::from_utf8_lossy(&out.stderr).trim().to_string(),
         ));
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Deletes the kind cluster named `cluster` (nothing to do when it is gone, or when the
@@ -307,22 +317,18 @@ pub fn delete(cluster: &str) -> Result<(), ClusterError> {
         return Ok(());
     }
     let env = engine_env()?;
-    let kind = |args: &[&str]| {
-        Command::new("kind")
-            .args(args)
-            .envs(env.iter().cloned())
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| ClusterError::setup("cannot run kind", e))
-    };
-    let out = kind(&["delete", "cluster", "--name", cluster])?;
-    if !out.status.success() {
-        return Err(ClusterError::setup(
-            format!("kind delete cluster {cluster} failed"),
-            String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        ));
-    }
-    let left = kind(&["get", "clusters"])?;
+    tool(
+        "kind",
+        &["delete", "cluster", "--name", cluster],
+        &env,
+        &format!("kind delete cluster {cluster} failed"),
+    )?;
+    let left = tool(
+        "kind",
+        &["get", "clusters"],
+        &env,
+        "kind get clusters failed",
+    )?;
     if String::from_utf8_lossy(&left.stdout).trim().is_empty() {
         engine("stop")?;
     }

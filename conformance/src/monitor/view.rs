@@ -17,7 +17,9 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use kube::runtime::watcher;
 use rsmc_oracle::broken;
-use rsmc_oracle::observed::{abstract_pod, abstract_replicaset, Object, Snapshot, UidSource};
+use rsmc_oracle::observed::{
+    abstract_pod, abstract_replicaset, is_ready, Object, Snapshot, UidSource,
+};
 use rsmc_spec::api::View;
 use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{
@@ -992,9 +994,7 @@ fn line(event: &str, change: &Change) -> String {
             let m = &pod.metadata;
             let status = pod.status.as_ref();
             let phase = status.and_then(|s| s.phase.as_deref()).unwrap_or("Pending");
-            let ready = status
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+            let ready = is_ready(pod);
             let mut out = format!(
                 "{event} pod/{} rv={} {phase}{}",
                 m.name.as_deref().unwrap_or(""),

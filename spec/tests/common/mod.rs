@@ -2,6 +2,8 @@
 //! unit tests.
 #![allow(dead_code)]
 
+pub mod walk;
+
 use rsmc_spec::api::{ApiError, ApiServer, Request, Response, View};
 use rsmc_spec::controller::{begin, Begin, Expectations, Pending, SyncView};
 use rsmc_spec::object::{
