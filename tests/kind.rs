@@ -156,15 +156,10 @@ fn a_kind_cluster_runs_pods_on_a_real_kubelet_and_leaves_nothing() {
 }
 
 /// The scenarios a real kubelet cannot run, and why: the runner lists them and plays the
-/// kubelet for them only with `--kubelet fake`.
+/// kubelet for them only with `--kubelet fake`. (Scenarios binding pods to `node-1` run: it
+/// stands for the kind node, `NodeMap`.)
 const PLAYED_ONLY: &[(&str, &str)] = &[
-    ("bare-pods-after", "bound to node node-1"),
-    (
-        "e2e-adopt-matching-and-release-not-matching",
-        "bound to node node-1",
-    ),
     ("test-deleting-and-failed-pods", "makes pods fail"),
-    ("test-pod-deletion-cost", "bound to node node-1"),
     ("test-ready-and-available-replicas", "makes pods unready"),
 ];
 

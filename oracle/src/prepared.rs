@@ -3,7 +3,7 @@
 
 use crate::error::InputError;
 use crate::judge::Subject;
-use crate::scenario::{self, Compiled, Scenario};
+use crate::scenario::{self, Compiled, NodeMap, Scenario};
 use rsmc_spec::bugs::{Bug, Fix};
 use rsmc_spec::model::RsModel;
 use rsmc_spec::profile::{Profile, Semantics};
@@ -63,7 +63,13 @@ impl Prepared {
     /// it cannot be.
     pub fn on_real_kubelets(&self, nodes: &[String]) -> Result<Prepared, String> {
         let compiled = self.compiled.on_real_kubelets(nodes)?;
-        self.recompiled(compiled)
+        // The runner binds pods as the scenario's steps say: onto the same cluster nodes.
+        let map = NodeMap::onto(&self.scenario.nodes, nodes)?;
+        let mut real = self.recompiled(compiled)?;
+        real.scenario.steps = map.steps(&self.scenario.steps);
+        real.scenario.nodes = self.scenario.nodes.iter().map(|n| map.node(n)).collect();
+        real.steps = real.scenario.steps.iter().map(|s| s.command()).collect();
+        Ok(real)
     }
 
     fn recompiled(&self, compiled: Compiled) -> Result<Prepared, String> {

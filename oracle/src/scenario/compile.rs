@@ -1,5 +1,6 @@
 //! A scenario in model terms: the script the model runs, and the configuration it runs under.
 
+use super::nodes::NodeMap;
 use super::step::StepKind;
 use super::Scenario;
 use crate::manifest::Object;
@@ -66,10 +67,12 @@ impl Compiled {
 
     /// The same script run on real kubelets of `nodes` ([`Script::real_kubelets`]): the
     /// scheduler's and the kubelet's steps are dropped, since the real ones bind, start and
-    /// finish deleting pods by themselves. A scenario that needs a pod unready or failed, or
-    /// bound to a node the cluster does not have, cannot be run so: the error says which
-    /// step or pod (`--kubelet fake` plays the kubelet instead).
+    /// finish deleting pods by themselves, and the scenario's nodes stand for the cluster's
+    /// ([`NodeMap`]). A scenario that needs a pod unready or failed, or binds pods to more
+    /// nodes than the cluster has, cannot be run so: the error says which step or why
+    /// (`--kubelet fake` plays the kubelet instead).
     pub fn on_real_kubelets(&self, nodes: &[String]) -> Result<Compiled, String> {
+        let map = NodeMap::onto(&self.config.nodes, nodes)?;
         let mut steps = Vec::new();
         let mut origin = Vec::new();
         for (step, at) in self.script.steps.iter().zip(&self.origin) {
@@ -86,6 +89,7 @@ impl Compiled {
                     _ => {}
                 },
                 ScriptStep::Move(Action::ApplyPod { pod }) => {
+                    let pod = map.pod(pod);
                     if let Some(node) = pod.node_name.as_ref().filter(|n| !nodes.contains(n)) {
                         return Err(format!(
                             "step {} applies pod {} bound to node {node}, which this cluster does not have (its nodes: {})",
@@ -94,6 +98,9 @@ impl Compiled {
                             nodes.join(", ")
                         ));
                     }
+                    steps.push(ScriptStep::Move(Action::ApplyPod { pod }));
+                    origin.push(*at);
+                    continue;
                 }
                 _ => {}
             }

@@ -114,6 +114,7 @@
 
 mod compile;
 mod held;
+mod nodes;
 mod parse;
 mod step;
 mod write;
@@ -121,6 +122,7 @@ mod write;
 pub use crate::yaml::Error;
 pub use compile::{compile, Compiled};
 pub use held::Held;
+pub use nodes::NodeMap;
 pub use parse::fault_step;
 pub use step::{resource_name, Apply, ApplySource, Step, StepKind};
 pub use write::from_actions;
