@@ -25,6 +25,7 @@ pub mod monitor;
 pub mod precondition;
 pub mod recorder;
 pub mod run;
+pub mod service_account;
 pub mod settle;
 pub mod steps;
 pub mod suite;

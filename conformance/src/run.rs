@@ -391,6 +391,15 @@ async fn steps_and_settles(
 ) -> Result<RawObserved, Stopped> {
     let client = &target.client;
     let ns = out.namespace.clone();
+    crate::service_account::wait_for_default(client, &ns)
+        .await
+        .map_err(|message| Stopped {
+            error: RunError {
+                broken: true,
+                message,
+            },
+            recorded: None,
+        })?;
     let start = Api::<ReplicaSet>::namespaced(client.clone(), &ns)
         .list(&ListParams::default())
         .await
