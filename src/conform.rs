@@ -380,8 +380,6 @@ async fn conform(args: &ConformArgs) -> i32 {
         policy: SettlePolicy {
             quiet_window: Duration::from_secs_f64(args.quiet_window),
             timeout: Duration::from_secs(args.settle_timeout),
-            // Set per scenario from the prepared scenario (`run::run`).
-            real_kubelet: false,
         },
         write_pause: Duration::from_secs_f64(args.write_pause),
         namespaces: Arc::new(Mutex::new(Vec::new())),

@@ -492,10 +492,7 @@ async fn take_steps(
     // Whether real kubelets run the pods is the prepared scenario's to say
     // (`Prepared::on_real_kubelets`): the model judging the run and the runner read the same.
     let real_kubelets = prepared.compiled.script.real_kubelets;
-    let policy = SettlePolicy {
-        real_kubelet: real_kubelets,
-        ..target.policy
-    };
+    let policy = target.policy;
     let mut refused = Vec::new();
     // What the scenario holds at the gates when each step starts.
     let mut held = rsmc_oracle::scenario::Held::default();
@@ -507,7 +504,7 @@ async fn take_steps(
             .map_err(|e| broken(format!("{label}: {e}")))?;
         match &step.kind {
             StepKind::Settle => {
-                let settled = settle(client, &ns, recorder, policy, &alive, &held)
+                let settled = settle(client, &ns, recorder, policy, real_kubelets, &alive, &held)
                     .await
                     .map_err(|e| RunError {
                         broken: matches!(

@@ -39,9 +39,6 @@ use std::time::{Duration, Instant};
 pub struct SettlePolicy {
     pub quiet_window: Duration,
     pub timeout: Duration,
-    /// Real kubelets bind, start and finish the pods by themselves; the runner sets it from
-    /// the prepared scenario (`Script::real_kubelets`), not from the command line.
-    pub real_kubelet: bool,
 }
 
 impl Default for SettlePolicy {
@@ -49,7 +46,6 @@ impl Default for SettlePolicy {
         SettlePolicy {
             quiet_window: Duration::from_secs(2),
             timeout: Duration::from_secs(60),
-            real_kubelet: false,
         }
     }
 }
@@ -76,11 +72,15 @@ pub enum SettleError {
 
 /// Wait until the namespace settles. `alive` is asked between polls whether everything the
 /// run depends on (the control plane, the controller under test) still runs.
+/// `real_kubelets` says whether real kubelets bind, start and finish the pods by themselves
+/// (the prepared scenario's `Script::real_kubelets`, which the model judging the run reads
+/// too): then a pod not yet bound, started or gone still moves.
 pub async fn settle(
     client: &Client,
     namespace: &str,
     recorder: &Recorder,
     policy: SettlePolicy,
+    real_kubelets: bool,
     alive: &(dyn Fn() -> Result<(), String> + Sync),
     held: &Held,
 ) -> Result<Settled, SettleError> {
@@ -104,7 +104,13 @@ pub async fn settle(
             continue;
         }
         let listed = list(client, namespace).await?;
-        match moving(&listed.replicasets, &listed.pods, recorder, policy, held) {
+        match moving(
+            &listed.replicasets,
+            &listed.pods,
+            recorder,
+            real_kubelets,
+            held,
+        ) {
             Some(why) => {
                 reason = why;
                 tokio::time::sleep(Duration::from_millis(200)).await;
@@ -136,7 +142,7 @@ fn moving(
     replicasets: &[ReplicaSet],
     pods: &[Pod],
     recorder: &Recorder,
-    policy: SettlePolicy,
+    real_kubelets: bool,
     held: &Held,
 ) -> Option<String> {
     for rs in replicasets {
@@ -188,7 +194,7 @@ fn moving(
                         .iter()
                         .any(|r| r.uid == uid && r.block_owner_deletion == Some(true))
             });
-            if policy.real_kubelet || !waits_for_kubelet {
+            if real_kubelets || !waits_for_kubelet {
                 return Some(format!(
                     "ReplicaSet {} waits for the garbage collector to delete its pods (foreground)",
                     rs.name_any()
@@ -222,7 +228,7 @@ fn moving(
             ));
         }
     }
-    if policy.real_kubelet {
+    if real_kubelets {
         if let Some(p) = pods
             .iter()
             .find(|p| p.metadata.deletion_timestamp.is_some())

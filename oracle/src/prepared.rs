@@ -62,10 +62,10 @@ impl Prepared {
     /// [`Compiled::on_real_kubelets`]), with the same catalogue switches; the error says why
     /// it cannot be.
     pub fn on_real_kubelets(&self, nodes: &[String]) -> Result<Prepared, String> {
-        let compiled = self.compiled.on_real_kubelets(nodes)?;
-        // The runner binds pods as the scenario's steps say: onto the same cluster nodes.
-        let map = NodeMap::onto(&self.scenario.nodes, nodes)?;
-        let mut real = self.recompiled(compiled)?;
+        // One map for the model and for the steps the runner takes: they bind pods to the
+        // same cluster nodes. (The compiled config's nodes are the scenario's.)
+        let map = NodeMap::onto(&self.compiled.config.nodes, nodes)?;
+        let mut real = self.recompiled(self.compiled.on_real_kubelets(&map)?)?;
         real.scenario.steps = map.steps(&self.scenario.steps);
         real.scenario.nodes = self.scenario.nodes.iter().map(|n| map.node(n)).collect();
         real.steps = real.scenario.steps.iter().map(|s| s.command()).collect();

@@ -65,14 +65,14 @@ impl Compiled {
         }
     }
 
-    /// The same script run on real kubelets of `nodes` ([`Script::real_kubelets`]): the
-    /// scheduler's and the kubelet's steps are dropped, since the real ones bind, start and
-    /// finish deleting pods by themselves, and the scenario's nodes stand for the cluster's
-    /// ([`NodeMap`]). A scenario that needs a pod unready or failed, or binds pods to more
-    /// nodes than the cluster has, cannot be run so: the error says which step or why
-    /// (`--kubelet fake` plays the kubelet instead).
-    pub fn on_real_kubelets(&self, nodes: &[String]) -> Result<Compiled, String> {
-        let map = NodeMap::onto(&self.config.nodes, nodes)?;
+    /// The same script run on real kubelets of the cluster's nodes ([`Script::real_kubelets`]):
+    /// the scheduler's and the kubelet's steps are dropped, since the real ones bind, start and
+    /// finish deleting pods by themselves, and the scenario's nodes stand for the cluster's as
+    /// `map` says (made from this script's `config.nodes`). A scenario that needs a pod
+    /// unready or failed cannot be run so: the error says which step (`--kubelet fake` plays
+    /// the kubelet instead).
+    pub fn on_real_kubelets(&self, map: &NodeMap) -> Result<Compiled, String> {
+        let nodes = map.cluster();
         let mut steps = Vec::new();
         let mut origin = Vec::new();
         for (step, at) in self.script.steps.iter().zip(&self.origin) {

@@ -14,9 +14,12 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Each scenario node and the cluster node it stands for.
+/// Each scenario node and the cluster node it stands for, and the cluster's nodes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NodeMap(BTreeMap<String, String>);
+pub struct NodeMap {
+    onto: BTreeMap<String, String>,
+    cluster: Vec<String>,
+}
 
 impl NodeMap {
     /// The scenario's `nodes` onto the cluster's; the error says why they do not fit.
@@ -42,12 +45,20 @@ impl NodeMap {
                 (n.clone(), onto)
             })
             .collect();
-        Ok(NodeMap(map))
+        Ok(NodeMap {
+            onto: map,
+            cluster: cluster.to_vec(),
+        })
+    }
+
+    /// The cluster's nodes, in the order it gave them.
+    pub fn cluster(&self) -> &[String] {
+        &self.cluster
     }
 
     /// The cluster node `node` stands for (itself when the scenario did not name it).
     pub fn node(&self, node: &str) -> String {
-        self.0
+        self.onto
             .get(node)
             .cloned()
             .unwrap_or_else(|| node.to_string())
