@@ -391,7 +391,7 @@ async fn steps_and_settles(
 ) -> Result<RawObserved, Stopped> {
     let client = &target.client;
     let ns = out.namespace.clone();
-    crate::service_account::wait_for_default(client, &ns)
+    crate::service_account::wait_for_admission(client, &ns)
         .await
         .map_err(|message| Stopped {
             error: RunError {

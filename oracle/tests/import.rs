@@ -380,6 +380,46 @@ fn copy_at(lines: &[Value], from: usize, at: usize) -> Value {
     copy
 }
 
+/// A dry run (`?dryRun=All`; `rsmc conform` sends one per scenario to learn whether pods are
+/// admitted yet) stores nothing, and the import passes over it. Here a copy of the
+/// controller's third creation, for a fourth pod, is an over-creation when stored and
+/// nothing when only tried.
+#[test]
+fn a_dry_run_is_passed_over() {
+    let fourth = |dry_run: bool| {
+        move |lines: &mut Vec<Value>| {
+            make_room(lines);
+            let mut create = copy_at(lines, 3, 3);
+            if dry_run {
+                let uri = create["requestURI"].as_str().unwrap().to_string();
+                create["requestURI"] = json!(format!("{uri}?dryRun=All&fieldManager=rsmc"));
+            }
+            let rv = response(lines, 3)["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap();
+            let pod = &mut create["responseObject"]["metadata"];
+            another_pod(pod, "frontend-zzzzz", "tried-pod");
+            pod["resourceVersion"] = json!((rv + 5).to_string());
+            lines.insert(4, create);
+        }
+    };
+    assert_rejected_for(
+        &judged(&imported("delete-orphan", fourth(false))),
+        NO_OVER_CREATION,
+    );
+    let tried = imported("delete-orphan", fourth(true));
+    let plain = imported("delete-orphan", |_| {});
+    assert_eq!(commands(&tried), commands(&plain));
+    assert_eq!(
+        (tried.summary.writes, tried.summary.events),
+        (plain.summary.writes, plain.summary.events)
+    );
+    let v = judged(&tried);
+    assert!(v.conforms, "{}", render(&v));
+}
+
 /// In `delete-orphan`: line 18 deletes frontend with `--cascade=orphan` (its orphan finalizer
 /// set), lines 20–22 are the garbage collector's patches removing its reference from the
 /// three pods (versions 682, 683, 681), line 25 removes the finalizer.

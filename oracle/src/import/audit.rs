@@ -4,8 +4,9 @@
 //! Only what the import needs is read: the completed requests that write pods and ReplicaSets
 //! (and their subresources), the marks a user may leave (ConfigMaps created with a name
 //! starting [`MARK_PREFIX`] between phases, [`FAULT_MARK_PREFIX`] where a fault was forced)
-//! and namespace deletions. Reads, other resources and the earlier stages of a request are
-//! skipped. A write logged without its objects (a policy level below
+//! and namespace deletions. Reads, other resources, the earlier stages of a request and dry
+//! runs (`?dryRun=All`: admitted or refused, nothing is stored, no controller sees them —
+//! `rsmc conform` itself sends one per scenario) are skipped. A write logged without its objects (a policy level below
 //! `RequestResponse`) cannot be imported and is an error at its line.
 
 #[cfg(doc)]
@@ -36,6 +37,8 @@ struct RawEvent {
     user: RawUser,
     #[serde(default)]
     user_agent: String,
+    #[serde(default, rename = "requestURI")]
+    request_uri: String,
     #[serde(default)]
     object_ref: Option<RawObjectRef>,
     #[serde(default)]
@@ -147,7 +150,10 @@ pub fn read(
                 raw.api_version, raw.kind
             )));
         }
-        if raw.stage != "ResponseComplete" || !WRITES.contains(&raw.verb.as_str()) {
+        if raw.stage != "ResponseComplete"
+            || !WRITES.contains(&raw.verb.as_str())
+            || is_dry_run(&raw.request_uri)
+        {
             continue;
         }
         let Some(object_ref) = raw.object_ref else {
@@ -276,6 +282,13 @@ impl Kept<'_> {
 }
 
 /// The name a request names: its objectRef's, else its object's (a create's).
+/// Whether a request asked only for a dry run (its query has `dryRun`; `All` is the one value
+/// the API server accepts).
+fn is_dry_run(request_uri: &str) -> bool {
+    let query = request_uri.split_once('?').map_or("", |(_, q)| q);
+    form_urlencoded::parse(query.as_bytes()).any(|(key, _)| key == "dryRun")
+}
+
 fn object_name<'a>(r: &'a RawObjectRef, request: &'a Option<Value>) -> Option<&'a str> {
     r.name.as_deref().or_else(|| {
         request
