@@ -14,8 +14,17 @@
 //! whose resourceVersion differs from it is this write's own event, and an answer with the
 //! same one changed nothing. A conflict (someone wrote after the read) is read and tried
 //! again: the model's step lands a little later, which is one of the interleavings it allows.
+//!
+//! Deletes are conditioned the same way ([`delete`]), for the same reason: the answer to a
+//! delete of an object someone else has just marked deleting (the controller deleting the
+//! very pod the user's step picked) is the object marked deleting, exactly the answer to
+//! the delete that marked it — seen on kind with the reference controller, whose deletion
+//! the recording then gave to the user's step. A delete taken on the version the runner read
+//! made the object's next deleting event, unless that version was already deleting.
 
-use kube::Api;
+use kube::api::{DeleteParams, Preconditions};
+use kube::core::Status;
+use kube::{Api, ResourceExt};
 use serde::de::DeserializeOwned;
 use std::future::Future;
 
@@ -52,6 +61,41 @@ where
         match write(before.clone()).await {
             Err(e) if attempt < ATTEMPTS && conflict(&e) => attempt += 1,
             answer => return Ok(answer?.filter(|after| Some(after) != before.as_ref())),
+        }
+    }
+}
+
+/// Delete the object `before` is, conditioned on its uid and resourceVersion as read; while
+/// the answer is a conflict (at most [`ATTEMPTS`]) read it again and delete that. Returns the
+/// object as read for the delete that was taken. A 404 means it is gone, and so does another
+/// object of the same name found on a re-read (the one read was deleted and made again).
+pub async fn delete<K>(api: &Api<K>, mut before: K, params: &DeleteParams) -> Result<K, kube::Error>
+where
+    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let name = before.name_any();
+    let uid = before.uid();
+    let mut attempt = 1;
+    loop {
+        let conditioned = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: uid.clone(),
+                resource_version: before.resource_version(),
+            }),
+            ..params.clone()
+        };
+        match api.delete(&name, &conditioned).await {
+            Err(e) if attempt < ATTEMPTS && conflict(&e) => {
+                attempt += 1;
+                before = api.get(&name).await?;
+                if before.uid() != uid {
+                    let gone = format!("{name} was deleted and made again after it was read");
+                    return Err(kube::Error::Api(
+                        Status::failure(&gone, "NotFound").with_code(404).boxed(),
+                    ));
+                }
+            }
+            answer => return answer.map(|_| before),
         }
     }
 }

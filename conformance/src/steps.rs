@@ -160,10 +160,15 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
                 ..DeleteParams::default()
             };
             let api = ctx.replicasets();
-            let before = accept(|| format!("get rs/{replicaset}"), api.get(replicaset).await)?;
-            let r = api.delete(replicaset, &params).await;
-            let answer = ctx.answer(|| format!("delete rs/{replicaset}"), r)?;
-            if let (Some(_), Some(before)) = (answer, before) {
+            let what = || format!("delete rs/{replicaset}");
+            // Read first, for the delete's condition (see [`precondition::delete`]); a
+            // ReplicaSet that is not there is deleted unconditioned, to be refused as the
+            // user's delete would be.
+            let r = match api.get(replicaset).await {
+                Ok(before) => precondition::delete(&api, before, &params).await.map(Some),
+                Err(_) => api.delete(replicaset, &params).await.map(|_| None),
+            };
+            if let Some(Some(before)) = ctx.answer(what, r)? {
                 record_delete(ctx, Resource::ReplicaSet, &before, None);
             }
             Ok(())
@@ -409,12 +414,13 @@ async fn pod_action(
     let what = |verb: &str| format!("{verb} pod/{name}");
     let acted = match action {
         PodAction::Delete => {
+            // Conditioned on the pod as listed (see [`precondition::delete`]).
             let r = PodWrite::new(
                 || what("delete"),
-                api.delete(&name, &DeleteParams::default()).await,
+                precondition::delete(&api, pod.clone(), &DeleteParams::default()).await,
             )?;
-            if r.written().is_some() {
-                record_delete(ctx, Resource::Pod, pod, None);
+            if let Some(before) = r.written() {
+                record_delete(ctx, Resource::Pod, before, None);
             }
             r.acted()
         }

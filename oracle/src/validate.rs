@@ -167,6 +167,20 @@ pub fn summary(o: &Object) -> String {
             if let Some(t) = rs.status.terminating_replicas {
                 s.push_str(&format!(" terminating={t}"));
             }
+            // What the oracle compares besides (`binding::rs_view`), where it stands out:
+            // without it a write the model could make and the one seen may read the same.
+            if rs.status.fully_labeled_replicas != rs.status.replicas {
+                s.push_str(&format!(
+                    " fullyLabeled={}",
+                    rs.status.fully_labeled_replicas
+                ));
+            }
+            if rs.status.available_replicas != rs.status.ready_replicas {
+                s.push_str(&format!(" available={}", rs.status.available_replicas));
+            }
+            if let Some(failure) = &rs.status.replica_failure {
+                s.push_str(&format!(" condition ReplicaFailure={failure:?}"));
+            }
             if rs.meta.is_deleting() {
                 let f: Vec<&str> = rs.meta.finalizers.iter().map(|f| f.as_str()).collect();
                 s.push_str(&format!(" deleting finalizers=[{}]", f.join(",")));
