@@ -229,6 +229,7 @@ impl ApiServer {
                     (true, None) => Some(self.now),
                 };
                 new.available = *ready;
+                new.reported = true;
                 Ok(self.write(Some(old), Some(new)))
             }
             Request::DeletePod { name, options } => self.delete_pod(name, options, split),

@@ -209,12 +209,17 @@ pub enum Action {
 }
 
 /// What a real node does to a pod ([`Action::Node`]), as a v1.37 kubelet was seen to write
-/// it (the intermediate status writes of a pod being created, with its containers waiting,
-/// change nothing the model holds).
+/// it (of the status writes of a pod being created, with its containers waiting, the model
+/// keeps the first: it changes only the pod's resourceVersion, which a conditioned delete
+/// reads).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum NodeAct {
     /// kube-scheduler binds the pod (`BindingREST.Create`).
     Bind { node: String },
+    /// The kubelet's first report of a bound pod it is starting: still Pending, not Ready
+    /// (`kubelet.go` `SyncPod` → `status_manager.go` `SetPodStatus`, before the containers
+    /// run). It writes nothing the oracle compares; what it changes is the resourceVersion.
+    Report,
     /// The kubelet has started every container: Running and Ready (no readiness probe, so
     /// readiness comes with the first Running status: `prober_manager.go` `UpdatePodStatus`).
     Start,
@@ -332,6 +337,7 @@ impl fmt::Display for Action {
             }
             Action::Node { name, act } => match act {
                 NodeAct::Bind { node } => write!(f, "scheduler: binds pod/{name} to {node}"),
+                NodeAct::Report => write!(f, "kubelet: pod/{name} reported Pending, starting"),
                 NodeAct::Start => write!(f, "kubelet: pod/{name} started, Running, Ready"),
                 NodeAct::Stop { phase } => {
                     write!(f, "kubelet: pod/{name} stopped, {phase:?}, not Ready")

@@ -166,7 +166,7 @@ impl RsModel {
         }
     }
 
-    /// What real nodes may do next ([`Action::Node`]): bind a pod no node has, start a bound
+    /// What real nodes may do next ([`Action::Node`]): bind a pod no node has, report and start a bound
     /// one, stop a deleting one's containers and finish its deletion. A pod that is not
     /// deleting stays Running and Ready once started (the scenarios' containers do not exit
     /// or fail probes; a scenario that needs them to is played, not run on real kubelets).
@@ -203,7 +203,12 @@ impl RsModel {
                             node(name, NodeAct::Bind { node: n.clone() });
                         }
                     }
-                    Some(_) if pod.phase == PodPhase::Pending => node(name, NodeAct::Start),
+                    Some(_) if pod.phase == PodPhase::Pending => {
+                        if !pod.reported {
+                            node(name, NodeAct::Report);
+                        }
+                        node(name, NodeAct::Start);
+                    }
                     Some(_) => {}
                 }
             }

@@ -558,6 +558,7 @@ impl RsModel {
                     node: node.clone(),
                 })?;
             }
+            NodeAct::Report => kubelet_status(n, &name, PodPhase::Pending, false)?,
             NodeAct::Start => kubelet_status(n, &name, PodPhase::Running, true)?,
             NodeAct::Stop { phase } => kubelet_status(n, &name, *phase, false)?,
             NodeAct::Finish => {

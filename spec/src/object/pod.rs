@@ -52,6 +52,14 @@ pub struct Pod {
     /// Deleting with `metadata.deletionGracePeriodSeconds: 0`: nobody is waited for any more
     /// and the API server removes the pod in its next write ([`crate::model::Action::RemovePod`]).
     pub grace_over: bool,
+    /// Whether a kubelet has written the pod's status since it was made. A real kubelet's
+    /// first report of a pod it is starting (Pending, its containers waiting) changes nothing
+    /// else the model holds, but it is a write: a delete conditioned on the resourceVersion
+    /// read before it is refused (`--fix delete-precondition`; seen on kind, where the
+    /// reference controller's delete of a pod it had just adopted failed so, twice). The
+    /// flag lets that report happen once ([`crate::model::NodeAct::Report`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reported: bool,
 }
 
 impl Pod {
@@ -66,6 +74,7 @@ impl Pod {
             restarts: 0,
             deletion_cost: 0,
             grace_over: false,
+            reported: false,
         }
     }
 
