@@ -2,7 +2,8 @@
 //! (`scripts/provision-kind`, run by `up` when the node image is not cached), with a real
 //! node whose kubelet starts the pods that the host's replicaset controller creates, and a
 //! `down` that leaves no container, engine, firewall table or network link behind; the
-//! conformance suite on that node's real kubelet.
+//! conformance suite on that node's real kubelet, and the reference controller on a second
+//! kind cluster without the built-in replicaset controller.
 
 mod common;
 
@@ -143,6 +144,13 @@ fn a_kind_cluster_runs_pods_on_a_real_kubelet_and_leaves_nothing() {
     the_suite_runs_on_real_kubelets(&cluster);
     cluster.down_and_check();
 
+    let mut reference = Cluster::up(
+        "kind-reference",
+        &["--kind", "--kubernetes", RELEASE, "--without-replicaset"],
+    );
+    the_reference_controller_runs_on_real_kubelets(&reference);
+    reference.down_and_check();
+
     let after = host();
     assert!(after.0.is_empty(), "engine processes left: {:?}", after.0);
     assert!(!after.1, "/run/rsmc-docker is left behind");
@@ -238,6 +246,63 @@ fn the_suite_runs_on_real_kubelets(cluster: &Cluster) {
     // Real kubelets ran the pods: the recordings show the node's own status writes.
     let recorded = std::fs::read_to_string(report.join("scale.observed.json")).unwrap();
     assert!(recorded.contains("containerd://"), "no container started");
+    let _ = std::fs::remove_dir_all(&report);
+}
+
+/// The scenarios the reference controller runs on the kind node in CI: those where a real
+/// kubelet changes what the controller sees (graceful deletions of bound pods, pods the
+/// node started before the ReplicaSet adopts them, deletions of each propagation), about a
+/// minute with `--jobs 4`. The whole suite conforms too (run on demand: README, "The suite
+/// on kind").
+const REFERENCE_ON_KIND: &[&str] = &[
+    "scale",
+    "bare-pods-after",
+    "delete-background",
+    "delete-foreground",
+    "delete-orphan",
+    "isolate-by-relabelling",
+    "upstream/test-pod-deletion-cost",
+    "upstream/e2e-adopt-matching-and-release-not-matching",
+    "upstream/e2e-scale-subresource",
+    // The user's delete and the controller's of the same pod race here; the runner's delete
+    // is conditioned on the pod as listed, or it took the controller's deletion for its own
+    // (`conformance/src/precondition.rs`).
+    "counterexamples/catalogue-keep-expectation-on-failed-delete",
+];
+
+/// `rsmc controller` on a kind cluster without the built-in replicaset controller: its runs on
+/// the real kubelet conform, judged with its fix, as on the local control plane.
+fn the_reference_controller_runs_on_real_kubelets(cluster: &Cluster) {
+    let report = cluster.state.with_extension("reference-report");
+    let suite = common::suite_dir();
+    let files: Vec<String> = REFERENCE_ON_KIND
+        .iter()
+        .map(|n| {
+            suite
+                .join(format!("{n}.yaml"))
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let rest: Vec<&str> = ["--kubelet", "real", "--jobs", "4"]
+        .into_iter()
+        .chain(files.iter().map(String::as_str))
+        .collect();
+    let (runs, _, output) = common::conform_reference(cluster, "", "", &rest, &report);
+    assert_eq!(runs.len(), REFERENCE_ON_KIND.len(), "{output}");
+    let failing = common::nonconforming(&runs, &report);
+    assert!(failing.is_empty(), "{}\n{output}", failing.join("\n"));
+    let recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("scale.observed.json")).unwrap())
+            .unwrap();
+    let ran = &recorded["cluster"];
+    assert_eq!(ran["kubelet"], "real", "{ran}");
+    assert!(
+        ran["controller"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("external:") && c.contains(" controller ")),
+        "{ran}"
+    );
     let _ = std::fs::remove_dir_all(&report);
 }
 
