@@ -246,6 +246,16 @@ fn the_suite_runs_on_real_kubelets(cluster: &Cluster) {
     // Real kubelets ran the pods: the recordings show the node's own status writes.
     let recorded = std::fs::read_to_string(report.join("scale.observed.json")).unwrap();
     assert!(recorded.contains("containerd://"), "no container started");
+    // What kubectl showed at each settle point, where the run's end is not open by design:
+    // on the real kubelet every pod is Running and Ready there, where the played kubelet of
+    // tests/conformance.rs leaves the pods it was not told about Pending.
+    for run in runs
+        .iter()
+        .filter(|r| common::conforms(r) && !common::open_choice(r))
+    {
+        let name = run["scenario"].as_str().unwrap();
+        insta::assert_snapshot!(format!("kind-{name}"), common::cluster_views(run));
+    }
     let _ = std::fs::remove_dir_all(&report);
 }
 
