@@ -223,6 +223,12 @@ pub enum NodeAct {
     /// The kubelet has started every container: Running and Ready (no readiness probe, so
     /// readiness comes with the first Running status: `prober_manager.go` `UpdatePodStatus`).
     Start,
+    /// The kubelet has killed a deleting pod's containers and reports them terminated, not
+    /// Ready, while the pod is still Running: the terminal phase comes in a later write, when
+    /// its pod worker finishes terminating the pod (seen on v1.37 on kind, 28 s apart:
+    /// `status_manager.go` syncs the container statuses as they change, `kubelet_pods.go`
+    /// `generateAPIPodStatus` keeps the phase until the pod worker is done).
+    Unready,
     /// The kubelet has stopped a deleting pod's containers and reports its phase: not Ready,
     /// Succeeded or Failed by the containers' exit codes (`kubelet_pods.go`
     /// `generateAPIPodStatus`; a deleting pod reaches a terminal phase before its final
@@ -339,6 +345,9 @@ impl fmt::Display for Action {
                 NodeAct::Bind { node } => write!(f, "scheduler: binds pod/{name} to {node}"),
                 NodeAct::Report => write!(f, "kubelet: pod/{name} reported Pending, starting"),
                 NodeAct::Start => write!(f, "kubelet: pod/{name} started, Running, Ready"),
+                NodeAct::Unready => {
+                    write!(f, "kubelet: pod/{name} containers stopped, not Ready, still Running")
+                }
                 NodeAct::Stop { phase } => {
                     write!(f, "kubelet: pod/{name} stopped, {phase:?}, not Ready")
                 }

@@ -167,7 +167,8 @@ impl RsModel {
     }
 
     /// What real nodes may do next ([`Action::Node`]): bind a pod no node has, report and start a bound
-    /// one, stop a deleting one's containers and finish its deletion. A pod that is not
+    /// one, stop a deleting one's containers (reporting them not Ready first, or at once with its
+    /// terminal phase) and finish its deletion. A pod that is not
     /// deleting stays Running and Ready once started (the scenarios' containers do not exit
     /// or fail probes; a scenario that needs them to is played, not run on real kubelets).
     fn node_moves(&self, s: &State, out: &mut Vec<Action>) {
@@ -189,6 +190,9 @@ impl RsModel {
                 // finishes the sync it is in (seen on v1.37).
                 if pod.node_name.is_some() && pod.phase == PodPhase::Pending {
                     node(name, NodeAct::Start);
+                }
+                if pod.phase == PodPhase::Running && pod.is_ready() {
+                    node(name, NodeAct::Unready);
                 }
                 if !matches!(pod.phase, PodPhase::Succeeded | PodPhase::Failed) {
                     for phase in [PodPhase::Succeeded, PodPhase::Failed] {

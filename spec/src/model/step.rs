@@ -560,6 +560,7 @@ impl RsModel {
             }
             NodeAct::Report => kubelet_status(n, &name, PodPhase::Pending, false)?,
             NodeAct::Start => kubelet_status(n, &name, PodPhase::Running, true)?,
+            NodeAct::Unready => kubelet_status(n, &name, PodPhase::Running, false)?,
             NodeAct::Stop { phase } => kubelet_status(n, &name, *phase, false)?,
             NodeAct::Finish => {
                 self.send(n, &Request::FinishPodDeletion { name })?;
