@@ -590,3 +590,53 @@ fn a_bound_pod_cannot_be_bound_again() {
     assert_eq!(err.reason, Reason::Conflict);
     assert_eq!(api.pods["p"].node_name.as_deref(), Some("node-1"));
 }
+
+/// store.go `(*Store).Delete` decides a pod's grace period on its first read and applies it
+/// to the pod it reads again inside `GuaranteedUpdate`: a binding that lands between the two
+/// leaves a bound pod marked with grace period 0 and removed (seen on kind, v1.37). Only the
+/// delete that is the pod's next write read it unbound; one conditioned on the bound revision
+/// read it bound.
+#[test]
+fn a_delete_that_read_the_pod_before_its_binding_keeps_grace_period_zero() {
+    let start = || {
+        let mut api = ApiServer::default();
+        create_pod(&mut api, new_pod("p"));
+        api.bind_pod_under_delete("p", "n").unwrap();
+        api
+    };
+    // The delete in flight lands: marked (bound, grace period 0), then removed.
+    let mut api = start();
+    assert!(matches!(
+        must(&mut api, delete_pod("p", None)),
+        Response::Deleted { .. }
+    ));
+    let marked = &api.pods_at(api.rv - 1)["p"];
+    assert_eq!(marked.node_name.as_deref(), Some("n"));
+    assert!(marked.grace_over && !marked.bound_under_delete);
+    // Conditioned on the bound revision: it read the pod after the binding, graceful.
+    let mut api = start();
+    let bound = api.pods["p"].meta.resource_version;
+    let conditioned = Request::DeletePod {
+        name: "p".into(),
+        options: DeleteOptions {
+            resource_version_precondition: Some(bound),
+            ..DeleteOptions::default()
+        },
+    };
+    must(&mut api, conditioned);
+    assert!(api.pods["p"].meta.is_deleting() && !api.pods["p"].grace_over);
+    // Another write came first (the kubelet's first report): the delete was not in flight.
+    let mut api = start();
+    must(
+        &mut api,
+        Request::SetPodStatus {
+            name: "p".into(),
+            phase: PodPhase::Pending,
+            ready: false,
+        },
+    );
+    assert!(!api.pods["p"].bound_under_delete);
+    must(&mut api, delete_pod("p", None));
+    assert!(api.pods["p"].meta.is_deleting() && !api.pods["p"].grace_over);
+    // A plain binding, as in `each_write_is_one_watch_event_with_before_and_after`: graceful.
+}

@@ -5,6 +5,7 @@
 mod common;
 
 use common::walk::walk;
+use rsmc_spec::api::Change;
 use rsmc_spec::config::Config;
 use rsmc_spec::model::{Action, NodeAct, RsModel, Script, ScriptStep, State};
 use rsmc_spec::object::{labels, LabelSelector, PodPhase, ReplicaSet};
@@ -17,6 +18,11 @@ const NODE: &str = "kind-control-plane";
 /// Apply frontend with one replica, settle, scale it to none, settle. (Two replicas give the
 /// same answers in 50 times the states.)
 fn model(real_kubelets: bool) -> RsModel {
+    scripted(real_kubelets, true)
+}
+
+/// Apply frontend with one replica, settle if `settle_between`, scale it to none, settle.
+fn scripted(real_kubelets: bool, settle_between: bool) -> RsModel {
     let frontend = ReplicaSet::new(
         "frontend",
         1,
@@ -34,6 +40,11 @@ fn model(real_kubelets: bool) -> RsModel {
         }),
         ScriptStep::Settle,
     ];
+    let steps = if settle_between {
+        steps
+    } else {
+        [&steps[..1], &steps[2..]].concat()
+    };
     let config = Config {
         nodes: vec![NODE.into()],
         ..Config::preset("small").unwrap()
@@ -66,8 +77,9 @@ fn real_nodes_run_every_pod_before_a_settle_and_finish_every_deletion() {
     let (states, taken) = explore(&m);
     // Pinned: every change to what real nodes may do shows here (the kubelet's first
     // report, `NodeAct::Report`, took it from 5,155 to 6,923; the report of a
-    // terminating pod's containers before its phase, `NodeAct::Unready`, to this).
-    assert_eq!(states.len(), 16_040, "states of the real-kubelet model");
+    // terminating pod's containers before its phase, `NodeAct::Unready`, to 16,040; a
+    // binding under a delete in flight, `NodeAct::BindUnderDelete`, to this).
+    assert_eq!(states.len(), 16_486, "states of the real-kubelet model");
     // After the first settle and before the scale: the pod bound to the node, Running, Ready.
     let settled: Vec<&State> = states.iter().filter(|s| s.script.step == 2).collect();
     assert!(!settled.is_empty());
@@ -88,6 +100,7 @@ fn real_nodes_run_every_pod_before_a_settle_and_finish_every_deletion() {
     // Each move of a node happens somewhere, a stopped pod ending either way.
     for act in [
         NodeAct::Bind { node: NODE.into() },
+        NodeAct::BindUnderDelete { node: NODE.into() },
         NodeAct::Report,
         NodeAct::Start,
         NodeAct::Unready,
@@ -101,6 +114,37 @@ fn real_nodes_run_every_pod_before_a_settle_and_finish_every_deletion() {
     ] {
         assert!(taken.contains(&format!("{act:?}")), "{act:?} never taken");
     }
+}
+
+/// Scaled to none before the pod has settled: the controller's delete may read the pod before
+/// the scheduler's binding and write after it, taking a bound, running pod straight to grace
+/// period 0 (seen on kind); with the binding seen first, the delete is graceful. Only a delete
+/// in flight at the binding does that: with a settle between, no bound pod goes so.
+#[test]
+fn a_delete_racing_the_binding_marks_a_bound_pod_with_grace_period_zero() {
+    let raced = |model: &RsModel| {
+        explore(model)
+            .0
+            .iter()
+            .flat_map(|s| s.api.log.iter())
+            .any(|e| match &e.change {
+                Change::Pod {
+                    before: Some(before),
+                    after: Some(after),
+                } => {
+                    !before.meta.is_deleting()
+                        && after.grace_over
+                        && after.node_name.is_some()
+                        && !matches!(after.phase, PodPhase::Succeeded | PodPhase::Failed)
+                }
+                _ => false,
+            })
+    };
+    assert!(raced(&scripted(true, false)), "no delete raced a binding");
+    assert!(
+        !raced(&scripted(true, true)),
+        "a bound pod's delete without a race at grace 0"
+    );
 }
 
 #[test]

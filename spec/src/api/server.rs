@@ -205,20 +205,7 @@ impl ApiServer {
                 new.meta.labels = labels.clone();
                 Ok(self.write(Some(old), Some(new)))
             }
-            Request::BindPod { name, node } => {
-                let old = Pod::clone(self.pod(name)?);
-                // pkg/registry/core/pod/storage/storage.go `assignPod`: a pod that already has
-                // a node cannot be bound again (409 Conflict).
-                if let Some(bound) = &old.node_name {
-                    return Err(ApiError {
-                        reason: super::error::Reason::Conflict,
-                        message: format!("pod {name} is already assigned to node \"{bound}\""),
-                    });
-                }
-                let mut new = old.clone();
-                new.node_name = Some(node.clone());
-                Ok(self.write(Some(old), Some(new)))
-            }
+            Request::BindPod { name, node } => self.bind_pod(name, node, false),
             Request::SetPodStatus { name, phase, ready } => {
                 let old = Pod::clone(self.pod(name)?);
                 let mut new = old.clone();
@@ -243,6 +230,34 @@ impl ApiServer {
         }
     }
 
+    /// The scheduler's binding (`Request::BindPod`) landing while a delete of the pod is
+    /// between its two reads of it: that delete, if it is the pod's next write, keeps the
+    /// grace period it decided on the unbound pod (`Pod::bound_under_delete`).
+    pub fn bind_pod_under_delete(&mut self, name: &str, node: &str) -> Result<Response, ApiError> {
+        self.bind_pod(name, node, true)
+    }
+
+    /// pkg/registry/core/pod/storage/storage.go `BindingREST.Create` → `assignPod`.
+    fn bind_pod(
+        &mut self,
+        name: &str,
+        node: &str,
+        under_delete: bool,
+    ) -> Result<Response, ApiError> {
+        let old = Pod::clone(self.pod(name)?);
+        // `assignPod`: a pod that already has a node cannot be bound again (409 Conflict).
+        if let Some(bound) = &old.node_name {
+            return Err(ApiError {
+                reason: super::error::Reason::Conflict,
+                message: format!("pod {name} is already assigned to node \"{bound}\""),
+            });
+        }
+        let mut new = old.clone();
+        new.node_name = Some(node.to_string());
+        new.bound_under_delete = under_delete;
+        Ok(self.write(Some(old), Some(new)))
+    }
+
     fn replicaset(&self, name: &str) -> Result<&Arc<ReplicaSet>, ApiError> {
         self.replicasets
             .get(name)
@@ -262,6 +277,9 @@ impl ApiServer {
         let before = old.map(Arc::new);
         match new {
             Some(mut new) => {
+                if let Some(before) = &before {
+                    T::revise(before, &mut new);
+                }
                 new.meta_mut().resource_version = rv;
                 let (name, uid) = (new.meta().name.clone(), new.meta().uid);
                 let new = Arc::new(new);
@@ -402,7 +420,12 @@ impl ApiServer {
             // phase since keeps its grace period: a real kubelet's pod, seen on v1.37).
             return Ok(Response::DeletionStarted { rv: self.rv });
         }
-        if !old.deletes_gracefully() {
+        // A delete that read the pod before its binding keeps the grace period it decided
+        // then, 0 (`Pod::bound_under_delete`); one conditioned on the bound revision read it
+        // after the binding.
+        let read_unbound =
+            old.bound_under_delete && options.resource_version_precondition.is_none();
+        if !old.deletes_gracefully() || read_unbound {
             return Ok(self.end_grace(old, split));
         }
         let mut new = old.clone();
@@ -464,6 +487,8 @@ trait Stored: Sized {
     fn meta_mut(&mut self) -> &mut Meta;
     fn store(api: &mut ApiServer) -> &mut View<Self>;
     fn change(before: Option<Arc<Self>>, after: Option<Arc<Self>>) -> Change;
+    /// What a new revision of an object does not keep of the one it replaces.
+    fn revise(_before: &Self, _after: &mut Self) {}
 }
 
 impl Stored for ReplicaSet {
@@ -493,5 +518,11 @@ impl Stored for Pod {
     }
     fn change(before: Option<Arc<Self>>, after: Option<Arc<Self>>) -> Change {
         Change::Pod { before, after }
+    }
+    /// A binding made under a delete holds for its own revision only.
+    fn revise(before: &Self, after: &mut Self) {
+        if before.bound_under_delete {
+            after.bound_under_delete = false;
+        }
     }
 }

@@ -216,6 +216,12 @@ pub enum Action {
 pub enum NodeAct {
     /// kube-scheduler binds the pod (`BindingREST.Create`).
     Bind { node: String },
+    /// kube-scheduler binds the pod while a delete of it, which read it unbound, is still
+    /// to write: that delete, if it is the pod's next write, marks the bound pod with grace
+    /// period 0 and removes it (`Pod::bound_under_delete`; a client's delete of a pod just
+    /// created races its binding so on kind). The same binding as [`NodeAct::Bind`] to
+    /// whoever watches.
+    BindUnderDelete { node: String },
     /// The kubelet's first report of a bound pod it is starting: still Pending, not Ready
     /// (`kubelet.go` `SyncPod` → `status_manager.go` `SetPodStatus`, before the containers
     /// run). It writes nothing the oracle compares; what it changes is the resourceVersion.
@@ -343,6 +349,10 @@ impl fmt::Display for Action {
             }
             Action::Node { name, act } => match act {
                 NodeAct::Bind { node } => write!(f, "scheduler: binds pod/{name} to {node}"),
+                NodeAct::BindUnderDelete { node } => write!(
+                    f,
+                    "scheduler: binds pod/{name} to {node} while a delete of it is in flight"
+                ),
                 NodeAct::Report => write!(f, "kubelet: pod/{name} reported Pending, starting"),
                 NodeAct::Start => write!(f, "kubelet: pod/{name} started, Running, Ready"),
                 NodeAct::Unready => {

@@ -166,11 +166,12 @@ impl RsModel {
         }
     }
 
-    /// What real nodes may do next ([`Action::Node`]): bind a pod no node has, report and start a bound
-    /// one, stop a deleting one's containers (reporting them not Ready first, or at once with its
-    /// terminal phase) and finish its deletion. A pod that is not
-    /// deleting stays Running and Ready once started (the scenarios' containers do not exit
-    /// or fail probes; a scenario that needs them to is played, not run on real kubelets).
+    /// What real nodes may do next ([`Action::Node`]): bind a pod no node has (with or without
+    /// a delete of it in flight), report and start a bound one, stop a deleting one's
+    /// containers (reporting them not Ready first, or at once with its terminal phase) and
+    /// finish its deletion. A pod that is not deleting stays Running and Ready once started
+    /// (the scenarios' containers do not exit or fail probes; a scenario that needs them to
+    /// is played, not run on real kubelets).
     fn node_moves(&self, s: &State, out: &mut Vec<Action>) {
         use crate::object::PodPhase;
         let mut node = |name: &str, act: NodeAct| {
@@ -205,6 +206,7 @@ impl RsModel {
                     None => {
                         for n in &self.config.nodes {
                             node(name, NodeAct::Bind { node: n.clone() });
+                            node(name, NodeAct::BindUnderDelete { node: n.clone() });
                         }
                     }
                     Some(_) if pod.phase == PodPhase::Pending => {

@@ -558,6 +558,9 @@ impl RsModel {
                     node: node.clone(),
                 })?;
             }
+            NodeAct::BindUnderDelete { node } => {
+                n.api.bind_pod_under_delete(&name, node)?;
+            }
             NodeAct::Report => kubelet_status(n, &name, PodPhase::Pending, false)?,
             NodeAct::Start => kubelet_status(n, &name, PodPhase::Running, true)?,
             NodeAct::Unready => kubelet_status(n, &name, PodPhase::Running, false)?,

@@ -60,6 +60,17 @@ pub struct Pod {
     /// flag lets that report happen once ([`crate::model::NodeAct::Report`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reported: bool,
+    /// This revision is the scheduler's binding, and it landed while a delete of the pod was
+    /// between its two reads of it ([`crate::model::NodeAct::BindUnderDelete`]). store.go
+    /// `(*Store).Delete` decides the grace period on its first read (`rest.BeforeDelete` →
+    /// the pod strategy's `CheckGracefulDelete`, which writes the period into the delete's
+    /// options: 0, the pod being unbound), then `updateForGracefulDeletionAndFinalizers`
+    /// reads the pod again inside `GuaranteedUpdate` and applies those options to it: the
+    /// bound pod is marked with grace period 0 and removed (seen on kind, v1.37). Holds for
+    /// this one revision only: the delete in flight is the pod's next write, or it read the
+    /// pod after the binding after all (`ApiServer::write` drops it on the next revision).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bound_under_delete: bool,
 }
 
 impl Pod {
@@ -75,6 +86,7 @@ impl Pod {
             deletion_cost: 0,
             grace_over: false,
             reported: false,
+            bound_under_delete: false,
         }
     }
 
