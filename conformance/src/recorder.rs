@@ -182,6 +182,7 @@ impl Recorder {
                 object: e.object,
                 floating: false,
                 unconfirmed: false,
+                or_system: false,
             });
         }
         out

@@ -435,6 +435,7 @@ mod tests {
             object: Object::Pod(Arc::new(pod)),
             floating: false,
             unconfirmed: false,
+            or_system: false,
         }
     }
 
@@ -529,6 +530,7 @@ mod tests {
             object: Object::ReplicaSet(Arc::new(orphaning)),
             floating: false,
             unconfirmed: false,
+            or_system: false,
         };
         let before = cluster(rs(1), vec![pod("a", 2, true)]);
         let mut seen_orphaning = rs(1);
@@ -541,6 +543,7 @@ mod tests {
             object: Object::ReplicaSet(Arc::new(seen_orphaning)),
             floating: false,
             unconfirmed: false,
+            or_system: false,
         };
         let events = [marked.clone(), owner_gone.clone(), gone];
         let sem = Profile::K8s120.semantics();

@@ -11,6 +11,15 @@
 
 use k8s_openapi::api::core::v1 as core;
 
+/// How many events client-go's recorder lets one source send about one object before it
+/// drops them (then about one every five minutes): `defaultSpamBurst` of
+/// tools/record/events_cache.go, per `getSpamKey` (source, involved object and event type,
+/// not the reason). A ReplicaSet controller's `SuccessfulCreate` and `SuccessfulDelete`
+/// events (type Normal) share one allowance; its `FailedCreate` (Warning) do not. Its
+/// aggregation of similar events (after 10) loses no claim: the combined Event is patched
+/// with each one's message.
+pub const RECORDER_BURST: usize = 25;
+
 /// The field selector of the events that claim deletions (kubectl's `--field-selector`).
 pub const FIELD_SELECTOR: &str = "involvedObject.kind=ReplicaSet,reason=SuccessfulDelete";
 

@@ -24,7 +24,7 @@ use crate::broken::broken_by;
 use crate::explore::outcomes;
 use crate::observed::{Event, Observed, Snapshot};
 use crate::side_by_side;
-use crate::validate::{ends_matching, validate, Divergence, Segment, Validation};
+use crate::validate::{ends_matching, validate, Divergence, Readings, Segment, Validation};
 use crate::witness::{self, Found, Recording};
 use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::bugs::{Status, CATALOGUE};
@@ -145,6 +145,14 @@ pub struct Verdict {
     /// not say.
     #[serde(skip_serializing_if = "is_zero")]
     pub floating_moved: usize,
+    /// Recorded writes the recording leaves to their step or the system (`orSystem` in the
+    /// observed trace: pod deletions no event claims, whose claims may have been dropped)
+    /// that the run found makes by the system.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub or_system_by_system: usize,
+    /// The same, that it makes by their step (a client's).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub or_system_by_step: usize,
     /// How the verdict read each write the recording does not confirm (`unconfirmed` in
     /// the observed trace: its sender got no answer), one line each ([`crate::readings`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -385,14 +393,14 @@ fn witness_first(
         Found::Run {
             end,
             explored,
-            moved,
+            readings,
         } => witnessed(
             subject,
             observed,
             &recording,
             &end.0,
             budget,
-            (explored, moved),
+            (explored, readings),
         )
         .map(Judged::Verdict),
         Found::Nothing { segment, stop, .. } => {
@@ -472,7 +480,7 @@ fn witnessed_further_behind(
             Ok(Found::Run {
                 end,
                 explored,
-                moved,
+                readings,
             }) => {
                 let mut verdict = witnessed(
                     &wider,
@@ -480,7 +488,7 @@ fn witnessed_further_behind(
                     &recording,
                     &end.0,
                     budget,
-                    (explored, moved),
+                    (explored, readings),
                 )?;
                 let behind = format!(
                     "the cluster's informers were up to {lag} events behind, beyond the scenario's maxLag {bound}: judged with maxLag {lag}"
@@ -557,8 +565,8 @@ fn step_lines(subject: &Subject, ids: &[usize]) -> Vec<String> {
         .collect()
 }
 
-/// The verdict when the witness search found a run (having expanded `explored` nodes and
-/// made `moved` floating writes later than recorded): every settle point conforms at both
+/// The verdict when the witness search found a run (having expanded `explored` nodes, and
+/// read what the recording leaves open as `readings` say): every settle point conforms at both
 /// levels, and a property the run breaks is one every matching run breaks unless a search
 /// that avoids it finds another run.
 fn witnessed(
@@ -567,7 +575,7 @@ fn witnessed(
     recording: &Recording,
     end: &State,
     budget: &Budget,
-    (explored, moved): (usize, usize),
+    (explored, readings): (usize, Readings),
 ) -> Result<Verdict, JudgeError> {
     let settle_points = observed
         .segments
@@ -615,7 +623,9 @@ fn witnessed(
             )
         }),
         witness_nodes: explored,
-        floating_moved: moved,
+        floating_moved: readings.moved,
+        or_system_by_system: readings.by_system,
+        or_system_by_step: readings.by_step,
         unconfirmed: Vec::new(),
     })
 }
@@ -698,6 +708,8 @@ fn unexplained(
         note: Some(why),
         witness_nodes: 0,
         floating_moved: 0,
+        or_system_by_system: 0,
+        or_system_by_step: 0,
         unconfirmed: Vec::new(),
     }
 }
@@ -905,6 +917,8 @@ fn exhaustive(
         note: None,
         witness_nodes: 0,
         floating_moved: 0,
+        or_system_by_system: 0,
+        or_system_by_step: 0,
         unconfirmed: Vec::new(),
     })
 }
@@ -1152,6 +1166,15 @@ pub fn render(v: &Verdict) -> String {
         out.push_str(&format!(
             "the run makes {} recorded {writes} later than the import put {them}: the recording leaves {their} place open (a deletion's mark whose version the audit log omits)\n",
             v.floating_moved
+        ));
+    }
+    let open = v.or_system_by_system + v.or_system_by_step;
+    if open > 0 {
+        out.push_str(&format!(
+            "{open} recorded {} no event claims (the controller's event recorder may have dropped the claims): the run makes {} of them by the controller or the garbage collector, {} by the client step the import wrote for them\n",
+            if open == 1 { "deletion" } else { "deletions" },
+            v.or_system_by_system,
+            v.or_system_by_step
         ));
     }
     if !v.unconfirmed.is_empty() {

@@ -22,6 +22,8 @@
 //!                                           //   place of this event (see below)
 //!           "unconfirmed": true             // optional: the recording does not say whether
 //!                                           //   this write was committed at all (see below)
+//!           "orSystem": true                // optional, with `step`: the recording does not
+//!                                           //   say whether the step or the system wrote it
 //!         }, …
 //!       ],
 //!       "refused": [                        // optional: requests of the segment's apply,
@@ -68,6 +70,12 @@
 //! reading (each such write committed or not: then its events are left out and the object
 //! is as it was before them at every later settle point), and takes one a model run
 //! produces; the verdict says which ([`crate::readings`]).
+//!
+//! `orSystem` is for a write a recording does not attribute: a pod deletion no
+//! `SuccessfulDelete` event claims, when the controller's event recorder may have dropped its
+//! claim ([`crate::import`]). Its `step` is the scenario step that would have made it, a pod
+//! step whose count is an upper bound (`upTo: N`); a model run may make it by that step or by
+//! the system (the controller, the garbage collector), and the verdict says which it took.
 //!
 //! `refused` is how a step that the scenario expects to be refused (`refused: Invalid`) is
 //! judged on the cluster's side: a refused request writes nothing, so only the runner that
@@ -132,6 +140,13 @@ pub struct RawEvent {
     /// The recording does not say whether this write was committed (see the schema above).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unconfirmed: bool,
+    /// The step or the system made it: the recording does not say (see the schema above).
+    #[serde(
+        default,
+        rename = "orSystem",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub or_system: bool,
 }
 
 /// The objects at a settle point, as listed.
@@ -191,6 +206,8 @@ pub struct Event {
     pub floating: bool,
     /// Perhaps never committed ([`RawEvent::unconfirmed`]).
     pub unconfirmed: bool,
+    /// Made by its step or by the system ([`RawEvent::or_system`]).
+    pub or_system: bool,
 }
 
 /// The objects at a settle point, abstracted.
@@ -342,6 +359,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
                         object,
                         floating: e.floating,
                         unconfirmed: e.unconfirmed,
+                        or_system: e.or_system,
                     });
                 }
                 Some(out)

@@ -231,10 +231,14 @@ fn same_actor(
             .find(|(_, e)| matches!(e.object, Object::Pod(_)) && e.object.name() == removed.name())
             .is_some_and(|(_, mark)| mark.step == step);
     }
+    let by_step = |k: usize| {
+        action.is_environment() && segment.origin.get(s.script.step as usize) == Some(&k)
+    };
     match step {
-        Some(k) => {
-            action.is_environment() && segment.origin.get(s.script.step as usize) == Some(&k)
-        }
+        // The recording does not say whose it is: its step's or the system's, whichever a
+        // run makes it.
+        Some(k) if visible[at].1.or_system => by_step(k) || !action.is_environment(),
+        Some(k) => by_step(k),
         None => !action.is_environment(),
     }
 }
@@ -253,9 +257,38 @@ pub(crate) struct Node {
     /// search went past: a later model write must produce each, before the next recorded
     /// write of the same object.
     postponed: Vec<usize>,
-    /// How many floating events the run so far made later than recorded, for the verdict
-    /// (not part of the fingerprint: runs that differ only in it are alike).
+    /// How the run so far read what the recording leaves open, for the verdict (not part
+    /// of the fingerprint: runs that differ only in it are alike).
+    pub readings: Readings,
+}
+
+/// How a run read what a recording leaves open.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Readings {
+    /// Floating events ([`Event::floating`]) made later than recorded.
     pub moved: usize,
+    /// Writes left to their step or the system ([`Event::or_system`], counted by their
+    /// first event: a deletion's mark) that the system made.
+    pub by_system: usize,
+    /// The same, made by their step.
+    pub by_step: usize,
+}
+
+impl Readings {
+    /// These readings and those of one more model step, by `action`, that produced the
+    /// visible recorded writes `met` (moving `moved` floating ones).
+    fn and(self, action: &Action, met: &[&Event], moved: usize) -> Readings {
+        let open = met
+            .iter()
+            .filter(|e| e.or_system && e.event_type != EventType::Deleted)
+            .count();
+        let by_step = action.is_environment();
+        Readings {
+            moved: self.moved + moved,
+            by_system: self.by_system + if by_step { 0 } else { open },
+            by_step: self.by_step + if by_step { open } else { 0 },
+        }
+    }
 }
 
 impl Node {
@@ -273,14 +306,14 @@ impl Node {
             binding,
             deferred: Vec::new(),
             postponed: Vec::new(),
-            moved: 0,
+            readings: Readings::default(),
         }
     }
 
     /// A node at the start of the next segment, from one that ended the previous.
     pub fn next_segment(&self, binding: Binding) -> Self {
         Node {
-            moved: self.moved,
+            readings: self.readings,
             ..Node::start(self.state.clone(), binding)
         }
     }
@@ -350,7 +383,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
         binding: b,
         deferred,
         postponed,
-        moved,
+        readings,
     } = node;
     let i = *i;
     let mut next = Vec::new();
@@ -378,7 +411,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                         binding: b2,
                         deferred: rest,
                         postponed: postponed.clone(),
-                        moved: *moved,
+                        readings: *readings,
                     },
                 ));
             }
@@ -395,7 +428,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                     binding: b.clone(),
                     deferred: deferred.clone(),
                     postponed: later,
-                    moved: *moved,
+                    readings: *readings,
                 },
             ));
         }
@@ -434,9 +467,9 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                 Action::Choose { pods, .. }
                     if pods.len() > 1
                         && pods.iter().all(|p| {
-                            visible[i..]
-                                .iter()
-                                .any(|e| e.1.step.is_none() && writes_next(b, Some(e), p))
+                            visible[i..].iter().any(|e| {
+                                (e.1.step.is_none() || e.1.or_system) && writes_next(b, Some(e), p)
+                            })
                         }) =>
                 {
                     Likely::RecordedWrite
@@ -451,24 +484,32 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                     binding: b.clone(),
                     deferred: deferred.clone(),
                     postponed: postponed.clone(),
-                    moved: *moved,
+                    readings: *readings,
                 },
             ));
             continue;
         }
         let met = meet(segment, s, &action, visible, node, &writes);
+        let seen = |met: &[Met]| -> Vec<&Event> { met.iter().map(|m| visible[m.at].1).collect() };
         let prefix = met.len();
         if prefix == writes.len() {
             let last = met.last().expect("a step with writes");
+            // A write the recording leaves to the step or the system is taken for the
+            // system's first: its claim was most likely dropped (see `Event::or_system`).
+            let likely =
+                match action.is_environment() && met.iter().any(|m| visible[m.at].1.or_system) {
+                    true => Likely::Other,
+                    false => Likely::RecordedWrite,
+                };
             next.push((
-                Likely::RecordedWrite,
+                likely,
                 Node {
                     state: n.clone(),
                     matched: last.cursor,
                     binding: last.binding.clone(),
                     deferred: deferred.clone(),
                     postponed: last.postponed.clone(),
-                    moved: moved + last.moved,
+                    readings: readings.and(&action, &seen(&met), last.moved),
                 },
             ));
         }
@@ -487,7 +528,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                     binding: first.binding.clone(),
                     deferred: more,
                     postponed: first.postponed.clone(),
-                    moved: moved + first.moved,
+                    readings: readings.and(&action, &seen(&met[..1]), first.moved),
                 },
             ));
         }

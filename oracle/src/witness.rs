@@ -28,7 +28,9 @@
 
 use crate::binding::{match_objects, Binding, ModelObjects};
 use crate::observed::{Event, Observed};
-use crate::validate::{describe_event, expand, visible, Divergence, Frontier, Node, Segment};
+use crate::validate::{
+    describe_event, expand, visible, Divergence, Frontier, Node, Readings, Segment,
+};
 use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::model::{RsModel, State};
 use stateright::Model;
@@ -43,9 +45,8 @@ pub enum Found {
         end: Box<(State, Binding)>,
         /// Nodes the search expanded.
         explored: usize,
-        /// Floating recorded writes ([`Event::floating`]) the run makes later than the
-        /// recording puts them.
-        moved: usize,
+        /// How the run reads what the recording leaves open.
+        readings: Readings,
     },
     /// No run: the recording parts ways with every model run.
     Nothing {
@@ -221,7 +222,7 @@ pub fn search(
         let last = k + 1 == segments.len();
         if last && recording.open_end && node.produced_all(visible[k].len()) {
             return Ok(Found::Run {
-                moved: node.moved,
+                readings: node.readings,
                 end: Box::new((node.state, node.binding)),
                 explored: seen.len(),
             });
@@ -235,7 +236,7 @@ pub fn search(
             match match_objects(&node.binding, objects, settled) {
                 Some(b) if last => {
                     return Ok(Found::Run {
-                        moved: node.moved,
+                        readings: node.readings,
                         end: Box::new((node.state, b)),
                         explored: seen.len(),
                     })

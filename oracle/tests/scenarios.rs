@@ -110,7 +110,8 @@ fn frontend_compiles_to_the_seed_script() {
             ScriptStep::Pods {
                 pods: PodSelection {
                     set: PodSet::ControlledBy("frontend".into()),
-                    count: None
+                    count: None,
+                    up_to: false,
                 },
                 action: PodAction::Schedule {
                     node: "node-1".into()
@@ -119,7 +120,8 @@ fn frontend_compiles_to_the_seed_script() {
             ScriptStep::Pods {
                 pods: PodSelection {
                     set: PodSet::ControlledBy("frontend".into()),
-                    count: None
+                    count: None,
+                    up_to: false,
                 },
                 action: PodAction::Ready
             },

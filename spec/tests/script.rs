@@ -92,6 +92,7 @@ fn a_pod_step_acts_on_every_selected_pod() {
     let all = PodSelection {
         set: PodSet::ControlledBy("frontend".into()),
         count: None,
+        up_to: false,
     };
     let m = model(vec![
         ScriptStep::Move(Action::ApplyReplicaSet {
@@ -118,6 +119,7 @@ fn a_counted_pod_step_picks_any_one() {
     let one = PodSelection {
         set: PodSet::ControlledBy("frontend".into()),
         count: Some(1),
+        up_to: false,
     };
     let m = model(vec![
         ScriptStep::Move(Action::ApplyReplicaSet {
@@ -146,6 +148,38 @@ fn a_counted_pod_step_picks_any_one() {
     for s in &terminal {
         assert_eq!(s.api.replicasets["frontend"].status.ready_replicas, 1);
     }
+}
+
+/// `upTo: 2` (an import's step for writes it cannot attribute) acts on at most two pods:
+/// the step may end after none, one or both ([`Action::EndPodStep`]), where `count: 2` acts
+/// on exactly two.
+#[test]
+fn an_up_to_pod_step_may_end_after_any_number_of_its_pods() {
+    let ready_counts = |up_to: bool| -> BTreeSet<i32> {
+        let m = model(vec![
+            ScriptStep::Move(Action::ApplyReplicaSet {
+                replicaset: Arc::new(frontend(2)),
+            }),
+            ScriptStep::Settle,
+            ScriptStep::Pods {
+                pods: PodSelection {
+                    set: PodSet::ControlledBy("frontend".into()),
+                    count: Some(2),
+                    up_to,
+                },
+                action: PodAction::Ready,
+            },
+            ScriptStep::Settle,
+        ]);
+        let (_, terminal) = explore(&m);
+        assert!(terminal.iter().all(|s| s.script.step == 4));
+        terminal
+            .iter()
+            .map(|s| s.api.replicasets["frontend"].status.ready_replicas)
+            .collect()
+    };
+    assert_eq!(ready_counts(true), BTreeSet::from([0, 1, 2]));
+    assert_eq!(ready_counts(false), BTreeSet::from([2]));
 }
 
 /// A command that fails at the API server (scaling a ReplicaSet that does not exist) changes

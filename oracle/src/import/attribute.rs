@@ -109,6 +109,72 @@ fn within(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// The fields of set `a` that set `b` lacks, as a field set (`None` when `a` is within `b`).
+/// A field set is `fieldsV1`: maps whose keys are `f:name`, `k:{…}` or `.` (the map itself).
+fn fields_less(a: &Value, b: &Value) -> Option<Value> {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            let rest: serde_json::Map<String, Value> = a
+                .iter()
+                .filter_map(|(k, v)| match b.get(k) {
+                    None => Some((k.clone(), v.clone())),
+                    Some(w) => fields_less(v, w).map(|d| (k.clone(), d)),
+                })
+                .collect();
+            (!rest.is_empty()).then_some(Value::Object(rest))
+        }
+        _ => (a != b).then(|| a.clone()),
+    }
+}
+
+/// Whether two field sets share a field: one `a` ends at (a leaf of `a`) that `b` owns or
+/// owns part of. A map's own entry `.` does not count: a shared parent is no field of either,
+/// and a leaf of `b` where `a` goes deeper (`f:labels: {}`, left after its keys went to
+/// another manager) owns none of `a`'s fields.
+fn overlap(a: &Value, b: &Value) -> bool {
+    let (Value::Object(a), Value::Object(b)) = (a, b) else {
+        return false;
+    };
+    a.iter().filter(|(k, _)| *k != ".").any(|(k, v)| {
+        b.get(k)
+            .is_some_and(|w| v.as_object().is_some_and(|m| m.is_empty()) || overlap(v, w))
+    })
+}
+
+/// The fields whose values differ between two versions of an object, as a field set down to
+/// the first list or value that differs (lists are owned whole or by key, which a diff of
+/// values cannot name; owning the list's field is owning a part of it). Bookkeeping the
+/// server writes (`resourceVersion`, `generation`, `managedFields`) is left out.
+fn changed_fields(before: &Value, after: &Value) -> Value {
+    fn diff(b: &Value, a: &Value) -> Option<Value> {
+        match (b, a) {
+            (Value::Object(b), Value::Object(a)) => {
+                let keys: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
+                let null = Value::Null;
+                let out: serde_json::Map<String, Value> = keys
+                    .into_iter()
+                    .filter_map(|k| {
+                        let d = diff(b.get(k).unwrap_or(&null), a.get(k).unwrap_or(&null))?;
+                        Some((format!("f:{k}"), d))
+                    })
+                    .collect();
+                (!out.is_empty()).then_some(Value::Object(out))
+            }
+            _ => (b != a).then(|| Value::Object(Default::default())),
+        }
+    }
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(meta) = v["metadata"].as_object_mut() {
+            for k in ["resourceVersion", "generation", "managedFields"] {
+                meta.remove(k);
+            }
+        }
+        v
+    };
+    diff(&strip(before), &strip(after)).unwrap_or(Value::Object(Default::default()))
+}
+
 /// The part of an object a write changed, as the managers own it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Part {
@@ -164,28 +230,67 @@ pub fn manager(kind: Kind, before: &Value, after: &Value) -> Result<Managed, Str
             ))
         }
     }
-    // With no entry grown, one that shrank or went lost fields to no one: its manager removed
-    // fields it owned (the ReplicaSet controller taking its owner reference off a pod it
-    // releases), so it wrote.
+    // With no entry grown, one that shrank or went wrote, unless what it lost is owned by
+    // another entry now: a field two managers shared (v1.20.2's release patch gives the
+    // controller a label back beside the client that set it) goes to the one that writes it
+    // again, whose entry need not change within the second. Lost to no one, its manager
+    // removed fields it owned (the ReplicaSet controller taking its owner reference off a pod
+    // it releases).
     let now = managed(after);
-    let shrunk: Vec<Managed> = managed(before)
+    let shrunk: Vec<(Managed, Value)> = managed(before)
         .into_iter()
-        .filter(|o| {
+        .filter_map(|o| {
             let same = now.iter().find(|e| {
                 (&o.manager, &o.operation, &o.subresource)
                     == (&e.manager, &e.operation, &e.subresource)
             });
-            same.is_none_or(|e| !within(&o.fields, &e.fields))
+            let lost = match same {
+                None => o.fields.clone(),
+                Some(e) => fields_less(&o.fields, &e.fields)?,
+            };
+            Some((o, lost))
         })
         .collect();
-    if let [one] = shrunk.as_slice() {
+    if let [(one, lost)] = shrunk.as_slice() {
+        let takers: Vec<&Managed> = now
+            .iter()
+            .filter(|e| e.manager != one.manager && overlap(lost, &e.fields))
+            .collect();
+        let writer =
+            match takers.as_slice() {
+                [] => one,
+                [taker] => taker,
+                _ => {
+                    return Err(format!(
+                    "fields {} owned went to {} at once: the watch cannot tell which of them wrote",
+                    one.manager,
+                    takers.iter().map(|e| e.manager.as_str()).collect::<Vec<_>>().join(", ")
+                ))
+                }
+            };
         return Ok(Managed {
             time: None,
-            ..one.clone()
+            ..writer.clone()
         });
     }
+    // No entry changed (the same manager writing again within the second): the manager that
+    // owns a field whose value changed, else the owners of the part that changed.
+    let changed_paths = changed_fields(before, after);
+    let holders: BTreeSet<&str> = now
+        .iter()
+        .filter(|e| overlap(&changed_paths, &e.fields))
+        .map(|e| e.manager.as_str())
+        .collect();
+    if let [holder] = holders.into_iter().collect::<Vec<_>>().as_slice() {
+        return now
+            .iter()
+            .filter(|e| e.manager == *holder)
+            .max_by_key(|e| e.time)
+            .cloned()
+            .ok_or_else(|| "no managedFields entry".to_string());
+    }
     let part = part(kind, before, after);
-    let owners: Vec<Managed> = managed(after)
+    let owners: Vec<Managed> = now
         .into_iter()
         .filter(|e| match part {
             Part::Status => e.subresource == "status",
@@ -315,6 +420,37 @@ pub fn client(manager: &str) -> Writer {
     Writer::Client(format!("{manager} (field manager)"))
 }
 
+/// What a recording says of a pod deletion's claim ([`crate::delete_claims`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// The recording has no claims (no watch of the events).
+    NotWatched,
+    /// A ReplicaSet controller's `SuccessfulDelete` event claims it.
+    Claimed,
+    /// No event claims it. `may_be_dropped`: the controller of the pod's ReplicaSet may have
+    /// sent more events about it than its recorder lets through
+    /// ([`crate::delete_claims::RECORDER_BURST`]), so a claim of this deletion may be lost.
+    Unclaimed { may_be_dropped: bool },
+}
+
+/// Who deleted a pod or a ReplicaSet, and whether the recording leaves it open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deleter {
+    pub writer: Writer,
+    /// A client's deletion that may have been the ReplicaSet controller's: no event claims
+    /// it, but its claim may have been dropped. The model decides ([`Claim::Unclaimed`]).
+    pub or_system: bool,
+}
+
+impl From<Writer> for Deleter {
+    fn from(writer: Writer) -> Deleter {
+        Deleter {
+            writer,
+            or_system: false,
+        }
+    }
+}
+
 /// Who deleted an object (marked it, or removed it at once) that was `object`; deletions
 /// carry no manager, so this is read from the state around it. The rules:
 /// - a ReplicaSet: a client (the model's only deleter of ReplicaSets), with the propagation
@@ -323,11 +459,13 @@ pub fn client(manager: &str) -> Writer {
 /// - a pod whose controller ReplicaSet is gone (background propagation) or being deleted with
 ///   `foregroundDeletion` or `orphan` (a user deleting it in an orphan deletion's moments is
 ///   taken for the garbage collector breaking it): the garbage collector;
-/// - a pod whose deletion a ReplicaSet's controller claimed (`claimed`: `Some(true)`, from
-///   its `SuccessfulDelete` event, [`crate::delete_claims`]): that controller, whatever the
-///   pod's owner;
-/// - with the claims watched (`claimed` is `Some`), a pod of a live ReplicaSet not claimed:
-///   a client; without them, a pod counted by its live ReplicaSet (not being deleted, not
+/// - a pod whose deletion a ReplicaSet's controller claimed ([`Claim::Claimed`], from its
+///   `SuccessfulDelete` event, [`crate::delete_claims`]): that controller, whatever the pod's
+///   owner;
+/// - with the claims watched, a pod of a live ReplicaSet not claimed: a client, when the
+///   controller's claim could not have been dropped; when it could, a client or the
+///   controller, which the recording leaves to the model ([`Deleter::or_system`]); without
+///   them, a pod counted by its live ReplicaSet (not being deleted, not
 ///   Succeeded or Failed) while that ReplicaSet has more such pods than `spec.replicas`: the
 ///   ReplicaSet controller (a user deleting a surplus pod at that moment is taken for it,
 ///   and a controller deleting a pod it does not control for a user);
@@ -339,8 +477,8 @@ pub fn deleter(
     object: &Value,
     pods: &BTreeMap<String, Value>,
     owners: &Owners,
-    claimed: Option<bool>,
-) -> Result<Writer, String> {
+    claim: Claim,
+) -> Result<Deleter, String> {
     let user = Writer::Client("a client (a deletion carries no field manager)".into());
     if kind == Kind::ReplicaSet {
         if let Some((owner_kind, owner, _)) = controller_ref(object) {
@@ -348,13 +486,13 @@ pub fn deleter(
                 "a ReplicaSet controlled by {owner_kind} {owner} is deleted: by the garbage collector or a user, which a watch does not show; record with the audit log"
             ));
         }
-        return Ok(user);
+        return Ok(user.into());
     }
-    if claimed == Some(true) {
-        return Ok(Writer::ReplicaSetController);
+    if claim == Claim::Claimed {
+        return Ok(Writer::ReplicaSetController.into());
     }
     let Some((owner_kind, owner, uid)) = controller_ref(object) else {
-        return Ok(user);
+        return Ok(user.into());
     };
     if owner_kind != "ReplicaSet" {
         return Err(format!(
@@ -367,7 +505,7 @@ pub fn deleter(
         ));
     }
     let Some(rs) = owners.live.get(&uid) else {
-        return Ok(Writer::GarbageCollector);
+        return Ok(Writer::GarbageCollector.into());
     };
     // The garbage collector deletes the dependents of a foreground deletion; of an orphan
     // deletion it must not, which only its deletion's judgement can say, so it is taken for
@@ -377,10 +515,13 @@ pub fn deleter(
             .iter()
             .any(|f| f == "foregroundDeletion" || f == "orphan")
     {
-        return Ok(Writer::GarbageCollector);
+        return Ok(Writer::GarbageCollector.into());
     }
-    if claimed.is_some() {
-        return Ok(user);
+    if let Claim::Unclaimed { may_be_dropped } = claim {
+        return Ok(Deleter {
+            writer: user,
+            or_system: may_be_dropped && !deleting(rs) && active(object),
+        });
     }
     let wanted = rs["spec"]["replicas"].as_i64().unwrap_or(1);
     let counted = pods
@@ -388,7 +529,7 @@ pub fn deleter(
         .filter(|p| active(p) && controller_ref(p).is_some_and(|(_, _, u)| u == uid))
         .count() as i64;
     if !deleting(rs) && active(object) && counted > wanted {
-        return Ok(Writer::ReplicaSetController);
+        return Ok(Writer::ReplicaSetController.into());
     }
-    Ok(user)
+    Ok(user.into())
 }

@@ -223,6 +223,7 @@ pub fn read(
             file: 0,
             line: number,
             writer,
+            or_system: false,
             user_agent: raw.user_agent,
             verb: raw.verb,
             kind,

@@ -52,6 +52,10 @@ pub struct Request {
     /// first event begins.
     pub line: usize,
     pub writer: Writer,
+    /// A client's write that may have been the system's instead: the recording does not say
+    /// (a pod deletion no event claims, past the controller's event burst). Its step is an
+    /// upper bound and its events are marked `orSystem` ([`crate::observed`]).
+    pub or_system: bool,
     /// The client's user agent (empty when it sent none).
     pub user_agent: String,
     /// `create`, `update`, `patch`, `delete` or `deletecollection`.

@@ -197,7 +197,7 @@ fn pod_step(r: &Request, applied: &Applied, objects: &Objects) -> Result<Inferre
         Some(b) => b,
     };
     let old = pod(before)?;
-    let selection = selection_of(&old, before, objects);
+    let selection = selection_of(&old, before, objects, r.or_system);
     let action = match (r.verb.as_str(), r.subresource.as_deref()) {
         ("delete", None) => {
             let grace = r
@@ -276,12 +276,14 @@ fn pod_step(r: &Request, applied: &Applied, objects: &Objects) -> Result<Inferre
 }
 
 /// How a step names one pod: by name when the name is its own; by its controller while that
-/// is live, else by its labels, when the API server generated it ("any 1").
-fn selection_of(pod: &Pod, raw: &Value, objects: &Objects) -> PodSelection {
+/// is live, else by its labels, when the API server generated it ("any 1"). A write the
+/// system may have made instead (`or_system`) is "up to 1".
+fn selection_of(pod: &Pod, raw: &Value, objects: &Objects, or_system: bool) -> PodSelection {
     if pod.meta.generate_name.is_none() {
         return PodSelection {
             set: PodSet::Names(vec![pod.meta.name.clone()]),
-            count: None,
+            count: or_system.then_some(1),
+            up_to: or_system,
         };
     }
     let set = match raw["metadata"]["ownerReferences"]
@@ -306,6 +308,7 @@ fn selection_of(pod: &Pod, raw: &Value, objects: &Objects) -> PodSelection {
     PodSelection {
         set,
         count: Some(1),
+        up_to: or_system,
     }
 }
 
@@ -326,8 +329,10 @@ pub fn merge(last: &mut StepKind, next: &StepKind) -> bool {
                 selection: s2,
                 action: a2,
             },
-        ) if a1 == a2 => match (&mut s1.set, &s2.set) {
-            (PodSet::Names(n1), PodSet::Names(n2)) if !n2.iter().any(|n| n1.contains(n)) => {
+        ) if a1 == a2 && s1.up_to == s2.up_to => match (&mut s1.set, &s2.set) {
+            (PodSet::Names(n1), PodSet::Names(n2))
+                if !s1.up_to && !n2.iter().any(|n| n1.contains(n)) =>
+            {
                 n1.extend(n2.iter().cloned());
                 true
             }

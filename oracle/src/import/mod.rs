@@ -535,6 +535,7 @@ impl Importer {
                 object,
                 floating: false,
                 unconfirmed: false,
+                or_system: false,
             },
         })
     }
@@ -581,6 +582,7 @@ impl Importer {
                     object: c.object,
                     floating: false,
                     unconfirmed,
+                    or_system: false,
                 },
             })
             .collect()
@@ -677,6 +679,7 @@ impl Importer {
                         object: change.object,
                         floating: change.floating,
                         unconfirmed: false,
+                        or_system: r.or_system,
                     },
                 });
             }

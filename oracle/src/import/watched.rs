@@ -44,7 +44,7 @@
 //! began (its `deletionTimestamp` set): the namespace controller's deletions after that are
 //! left out. Without one, they are read as any other deletions.
 
-use super::attribute::{self, Owners, CONTROLLER_MANAGER};
+use super::attribute::{self, Claim, Owners, CONTROLLER_MANAGER};
 use super::entry::{fault_marked, Contents, Entry, Request, MARK_PREFIX};
 use super::history::Change;
 use super::watch::{Resource, Seen};
@@ -85,7 +85,8 @@ pub fn entries(
             owners: Owners::default(),
             items: Vec::new(),
             held: crate::scenario::Held::default(),
-            claimed: claims_watched.then(|| claimed_deletions(&events)),
+            claims: claims_watched.then(|| claims(&events)),
+            created: HashMap::new(),
         };
         follow.all(&events).map_err(|(file, line, message)| {
             InputError::at(paths[file], Some(Pos { line, column: 1 }), message)
@@ -130,17 +131,40 @@ struct Follow<'a> {
     /// What the fault marks so far hold at the gates; a mark that releases what is not held
     /// (or holds what is) is an error in the recording.
     held: crate::scenario::Held,
-    /// The events (by index) that begin a pod deletion a controller claimed; `None` when
-    /// the recording has no claims.
-    claimed: Option<HashSet<usize>>,
+    /// The deletions controllers claimed, and how many each ReplicaSet's pods had; `None`
+    /// when the recording has no claims.
+    claims: Option<Claims>,
+    /// How many pods each ReplicaSet's controller (by the ReplicaSet's UID) created so far:
+    /// each cost it one event of its recorder's allowance.
+    created: HashMap<String, usize>,
 }
 
-/// The pod deletions the ReplicaSet controllers claimed: for each claim, the event that began
-/// the last deletion of a pod of that name before it.
-fn claimed_deletions(events: &[Seen]) -> HashSet<usize> {
+/// What a namespace's recording says of its pod deletions' claims.
+struct Claims {
+    /// The events (by index) that begin a pod deletion a controller claimed: for each claim,
+    /// the event that began the last deletion of a pod of that name before it.
+    claimed: HashSet<usize>,
+    /// How many pod deletions began, by the UID of the pods' controller ReplicaSet (by
+    /// anyone: an upper bound of its controller's `SuccessfulDelete` events).
+    deletions: HashMap<String, usize>,
+}
+
+impl Claims {
+    /// Whether the recorder of the controller of the ReplicaSet `uid` may have dropped the
+    /// claim of one of its pods' deletions: counting every creation it made before and every
+    /// deletion of its pods in the whole recording (which may come first: a batch's events
+    /// are sent in any order), it may have sent the recorder's allowance before that claim.
+    fn may_be_dropped(&self, uid: &str, created: usize) -> bool {
+        let deleted = self.deletions.get(uid).copied().unwrap_or(0);
+        created + deleted > crate::delete_claims::RECORDER_BURST
+    }
+}
+
+fn claims(events: &[Seen]) -> Claims {
     let mut deleting: HashSet<&str> = HashSet::new();
     let mut last_deletion: HashMap<&str, usize> = HashMap::new();
     let mut claimed = HashSet::new();
+    let mut deletions: HashMap<String, usize> = HashMap::new();
     for (i, e) in events.iter().enumerate() {
         match e.resource {
             Resource::Pod => {
@@ -149,6 +173,9 @@ fn claimed_deletions(events: &[Seen]) -> HashSet<usize> {
                     !deleting.contains(e.uid()) && (e.event_type == EventType::Deleted || marked);
                 if begins {
                     last_deletion.insert(e.name(), i);
+                    if let Some((_, _, uid)) = attribute::controller_ref(&e.object) {
+                        *deletions.entry(uid).or_default() += 1;
+                    }
                 }
                 if e.event_type == EventType::Deleted {
                     deleting.remove(e.uid());
@@ -166,7 +193,7 @@ fn claimed_deletions(events: &[Seen]) -> HashSet<usize> {
             _ => {}
         }
     }
-    claimed
+    Claims { claimed, deletions }
 }
 
 /// What a write was, as rebuilt.
@@ -177,6 +204,8 @@ struct Write {
     subresource: Option<String>,
     request: Option<Value>,
     own: Option<Timestamp>,
+    /// Perhaps the system's instead ([`Request::or_system`]).
+    or_system: bool,
 }
 
 fn time_of(object: &Value, field: &str) -> Option<Timestamp> {
@@ -275,15 +304,35 @@ impl Follow<'_> {
                 (e.file, e.line, format!("{what}: {m}"))
             };
             let before = self.objects(kind).get(e.name()).cloned();
-            let claimed = self.claimed.as_ref().map(|c| c.contains(&i));
+            let claim = match &self.claims {
+                None => Claim::NotWatched,
+                Some(c) if c.claimed.contains(&i) => Claim::Claimed,
+                Some(c) => {
+                    let owner = attribute::controller_ref(&e.object).map(|(_, _, uid)| uid);
+                    let created = |uid: &String| self.created.get(uid).copied().unwrap_or(0);
+                    Claim::Unclaimed {
+                        may_be_dropped: owner
+                            .is_some_and(|uid| c.may_be_dropped(&uid, created(&uid))),
+                    }
+                }
+            };
             let write = self
-                .classify(kind, before.as_ref(), e, claimed)
+                .classify(kind, before.as_ref(), e, claim)
                 .map_err(fail)?;
+            if kind == Kind::Pod
+                && e.event_type == EventType::Added
+                && write.writer == Writer::ReplicaSetController
+            {
+                if let Some((_, _, uid)) = attribute::controller_ref(&e.object) {
+                    *self.created.entry(uid).or_default() += 1;
+                }
+            }
             let last = group.last().map(|s| &s.object).unwrap_or(&e.object);
             let request = Request {
                 file: e.file,
                 line: e.line,
                 writer: write.writer,
+                or_system: write.or_system,
                 user_agent: write.manager,
                 verb: write.verb.to_string(),
                 kind,
@@ -341,14 +390,13 @@ impl Follow<'_> {
     }
 
     /// The writer, the request and the time of the write that caused `e`.
-    /// `claimed`: whether a controller claimed the deletion `e` begins, when claims were
-    /// watched.
+    /// `claim`: what the recording says of the claim of the deletion `e` begins.
     fn classify(
         &self,
         kind: Kind,
         before: Option<&Value>,
         e: &Seen,
-        claimed: Option<bool>,
+        claim: Claim,
     ) -> Result<Write, String> {
         let after = &e.object;
         let no_step = |writer: Writer, verb: &'static str, request: Option<Value>| Write {
@@ -358,6 +406,7 @@ impl Follow<'_> {
             subresource: None,
             request,
             own: None,
+            or_system: false,
         };
         let before = match (e.event_type, before) {
             (EventType::Added, Some(_)) => {
@@ -371,12 +420,14 @@ impl Follow<'_> {
         };
         // The deletion `e` begins, by whoever [`attribute::deleter`] says.
         let deletion = || -> Result<Write, String> {
+            let deleter = attribute::deleter(kind, before, &self.pods, &self.owners, claim)?;
             let mut w = no_step(
-                attribute::deleter(kind, before, &self.pods, &self.owners, claimed)?,
+                deleter.writer,
                 "delete",
                 Some(delete_options(kind, before, after)),
             );
             w.own = deletion_time(after);
+            w.or_system = deleter.or_system;
             Ok(w)
         };
         if e.event_type == EventType::Deleted {
@@ -451,6 +502,7 @@ impl Follow<'_> {
             subresource,
             request: None,
             own: m.time,
+            or_system: false,
         })
     }
 
@@ -476,6 +528,7 @@ impl Follow<'_> {
             subresource: None,
             request: None,
             own: time_of(object, "creationTimestamp"),
+            or_system: false,
         })
     }
 

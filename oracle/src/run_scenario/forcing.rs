@@ -119,7 +119,7 @@ impl Run<'_> {
 
     fn is_step(&self, i: usize) -> bool {
         let a = &self.actions[i];
-        a.is_environment() && !matches!(a, Action::ListPods)
+        a.is_environment() && !a.is_script_bookkeeping()
     }
 
     /// The sync a system move belongs to.

@@ -157,7 +157,7 @@ fn build(
         .filter(|i| !(i.at == 0 && i.rank == Rank::Hold))
         .peekable();
     for (i, action) in actions.iter().enumerate() {
-        let step = action.is_environment() && !matches!(action, Action::ListPods);
+        let step = action.is_environment() && !action.is_script_bookkeeping();
         if step && i > 0 && model.is_quiescent(&states[i]) && !matches!(action, Action::Settle) {
             steps.push(Step::new(StepKind::Settle));
         }
@@ -302,6 +302,7 @@ fn step_for(state: &State, action: &Action) -> Option<Step> {
         selection: PodSelection {
             set: generated_pod_set(state, pod),
             count: Some(1),
+            up_to: false,
         },
         action,
     }))

@@ -42,7 +42,7 @@ const KINDS: &[(&str, &str, Reader)] = &[
     ("scale", "scale: {replicaset: NAME, replicas: N}", scale),
     (
         "delete",
-        "delete: {replicaset: NAME, cascade: background|foreground|orphan} | {pod: NAME} | {pods: PODS, count: N}",
+        "delete: {replicaset: NAME, cascade: background|foreground|orphan} | {pod: NAME} | {pods: PODS, count: N | upTo: N}",
         delete,
     ),
     (
@@ -523,17 +523,21 @@ fn pod_step(
 }
 
 /// `pod: NAME` or `pods: all | [NAME, …] | {of: RS} | {labels: {…}} | {selector: {…}}`, and
-/// `count: N`.
+/// `count: N` (act on N of them) or `upTo: N` (on at most N: see [`PodSelection::up_to`]).
 fn selection(ctx: &Ctx, f: &mut Fields) -> Result<PodSelection, Error> {
     let pod = f.optional::<String>("pod")?;
     let has_pods = f.has("pods");
-    let count = f.optional::<u32>("count")?;
+    let (count, up_to) = match (f.optional::<u32>("count")?, f.optional::<u32>("upTo")?) {
+        (Some(_), Some(_)) => return Err(f.error("give either `count: N` or `upTo: N`, not both")),
+        (count, None) => (count, false),
+        (None, up_to) => (up_to, true),
+    };
     let set = match (pod, has_pods) {
         (Some(name), false) => PodSet::Names(vec![name]),
         (None, true) => pod_set(ctx, &f.path_of("pods"))?,
         _ => return Err(f.error("give either `pod: NAME` or `pods: …`")),
     };
-    Ok(PodSelection { set, count })
+    Ok(PodSelection { set, count, up_to })
 }
 
 fn pod_set(ctx: &Ctx, path: &FieldPath) -> Result<PodSet, Error> {

@@ -257,6 +257,7 @@ fn target(selection: &PodSelection, kubectl: bool) -> String {
         }
     };
     match selection.count {
+        Some(n) if selection.up_to => format!("{set} (up to {n})"),
         Some(n) => format!("{set} (any {n})"),
         None => set,
     }
@@ -349,7 +350,11 @@ mod tests {
 
     fn pods(set: PodSet, count: Option<u32>, action: PodAction) -> String {
         StepKind::Pods {
-            selection: PodSelection { set, count },
+            selection: PodSelection {
+                set,
+                count,
+                up_to: false,
+            },
             action,
         }
         .to_string()

@@ -35,6 +35,7 @@ const KEY_ORDER: &[&str] = &[
     "pod",
     "pods",
     "count",
+    "upTo",
     // A held request: its sender, verb, resource and name.
     "from",
     "verb",
@@ -254,7 +255,8 @@ fn selection_value(selection: &PodSelection) -> Map<String, Value> {
         }
     }
     if let Some(count) = selection.count {
-        args.insert("count".into(), json!(count));
+        let key = if selection.up_to { "upTo" } else { "count" };
+        args.insert(key.into(), json!(count));
     }
     args
 }
@@ -269,6 +271,7 @@ impl Step {
             selection: PodSelection {
                 set: PodSet::Names(vec![name.clone()]),
                 count: None,
+                up_to: false,
             },
             action,
         };
@@ -337,6 +340,7 @@ impl Step {
             Action::Await { until } => StepKind::Await(until.clone()),
             Action::Settle => StepKind::Settle,
             Action::ListPods
+            | Action::EndPodStep
             | Action::Deliver { .. }
             | Action::StartSync { .. }
             | Action::SyncStep { .. }

@@ -160,6 +160,10 @@ pub enum Action {
     /// The user lists the pods the current scenario step acts on (`kubectl get pods -l …`);
     /// the step then acts on each of them in any order.
     ListPods,
+    /// The user is done with the current step before it has acted on every pod it selected:
+    /// a step whose count is an upper bound ([`super::PodSelection::up_to`]), where a
+    /// recording does not say how many of the writes it names are the user's.
+    EndPodStep,
     /// The scenario waits until no system move is enabled.
     Settle,
     // --- the system ---
@@ -284,6 +288,12 @@ impl Action {
 
 impl Action {
     /// The pod a per-pod environment move acts on.
+    /// Whether this is a scripted user's bookkeeping, no step of its own: listing a step's
+    /// pods, or ending a step before its count.
+    pub fn is_script_bookkeeping(&self) -> bool {
+        matches!(self, Action::ListPods | Action::EndPodStep)
+    }
+
     pub fn pod_name(&self) -> Option<&str> {
         match self {
             Action::DeletePod { name }
@@ -418,6 +428,7 @@ impl fmt::Display for Action {
             ),
             Action::Await { until } => write!(f, "await: {until}"),
             Action::ListPods => f.write_str("user: lists the pods the next step acts on"),
+            Action::EndPodStep => f.write_str("user: acts on no more of the step's pods"),
             Action::Settle => f.write_str("settle: wait until nothing in the cluster moves"),
             Action::Deliver { watcher, kind } => {
                 write!(f, "{watcher}: watch delivers a {kind:?} event")

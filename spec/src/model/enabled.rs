@@ -51,12 +51,16 @@ impl RsModel {
             Some(ScriptStep::Move(action) | ScriptStep::Refused { action, .. }) if writes => {
                 out.push(action.clone())
             }
-            Some(ScriptStep::Pods { action, .. }) => match &s.script.selected {
+            Some(ScriptStep::Pods { action, pods }) => match &s.script.selected {
                 None => out.push(Action::ListPods),
-                Some(selected) if writes => {
-                    out.extend(selected.pods.iter().map(|p| action.on(p)));
+                Some(selected) => {
+                    if writes {
+                        out.extend(selected.pods.iter().map(|p| action.on(p)));
+                    }
+                    if pods.up_to {
+                        out.push(Action::EndPodStep);
+                    }
                 }
-                Some(_) => {}
             },
             // The script is over, or its step waits for quiescence or for the informers.
             _ => {}

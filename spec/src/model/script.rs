@@ -75,6 +75,13 @@ pub struct PodSelection {
     pub set: PodSet,
     /// Act on only this many of them, any ones (`None`: all).
     pub count: Option<u32>,
+    /// `count` is an upper bound: the step may end after acting on fewer pods, none at all
+    /// ([`Action::EndPodStep`]). An import writes it where the recording does not say whose
+    /// some writes were (a pod deletion no event claims, when the controller's events may
+    /// have been dropped): each of them is this step's or the system's, as a model run makes
+    /// it. A runner acts on `count` pods.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub up_to: bool,
 }
 
 /// The pods a selection starts from.

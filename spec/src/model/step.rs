@@ -41,6 +41,7 @@ impl RsModel {
                 let selected = pods.evaluate(&n.api.replicasets, &n.api.pods);
                 n.script.select(selected);
             }
+            (Action::EndPodStep, Some(ScriptStep::Pods { .. })) => n.script.advance(),
             (_, Some(ScriptStep::Pods { .. })) => {
                 let _ = self.environment(n, action);
                 if let Some(pod) = action.pod_name() {
@@ -207,7 +208,9 @@ impl RsModel {
                 n.controllers[0] = ControllerState::new(workers, false);
             }
             // Only a script makes these, and the script handles them itself.
-            Action::ListPods | Action::Settle => return Err(Unchanged::NothingToDo),
+            Action::ListPods | Action::EndPodStep | Action::Settle => {
+                return Err(Unchanged::NothingToDo)
+            }
             _ => unreachable!("{action} is a system move"),
         }
         Ok(())
