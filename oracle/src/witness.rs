@@ -27,7 +27,7 @@
 //! divergence.
 
 use crate::binding::{match_objects, Binding, ModelObjects};
-use crate::observed::{Event, Observed};
+use crate::observed::{Event, EventType, Observed};
 use crate::validate::{
     describe_event, expand, visible, Divergence, Frontier, Node, Readings, Segment,
 };
@@ -97,6 +97,9 @@ pub struct Unfinished {
     pub writes: usize,
     /// The first recorded write no run it tried made, described.
     pub next: Option<String>,
+    /// How many recorded writes the recording leaves to their step or the system
+    /// ([`Event::or_system`]): each read both ways, they multiply the runs to search.
+    pub open: usize,
 }
 
 impl std::fmt::Display for Unfinished {
@@ -110,9 +113,15 @@ impl std::fmt::Display for Unfinished {
             self.writes,
             self.segment + 1
         )?;
-        match &self.next {
-            Some(next) => write!(f, ", and no run it tried made the next: {next}"),
-            None => Ok(()),
+        if let Some(next) = &self.next {
+            write!(f, ", and no run it tried made the next: {next}")?;
+        }
+        match self.open {
+            0 => Ok(()),
+            n => write!(
+                f,
+                " ({n} recorded writes no event attributes, each the system's or its step's, multiply the runs to search)"
+            ),
         }
     }
 }
@@ -204,6 +213,11 @@ pub fn search(
                 next: writes
                     .get(at.frontier.reached)
                     .map(|(_, e)| describe_event(e, |i| format!("scenario step {}", i + 1))),
+                open: visible
+                    .iter()
+                    .flatten()
+                    .filter(|(_, e)| e.or_system && e.event_type != EventType::Deleted)
+                    .count(),
             });
         }
         if avoid.is_some_and(|p| node.state.ghost.violated.contains(p)) {

@@ -358,6 +358,36 @@ fn a_bad_argument_type_is_named_with_its_line() {
     );
 }
 
+/// `upTo: N` is an upper bound on the pods a step acts on (an import writes it for writes it
+/// cannot attribute); it reads back as such, and with `count` as well it is refused.
+#[test]
+fn up_to_bounds_a_pod_step_and_excludes_count() {
+    let dir = scratch(
+        "up-to",
+        &[(
+            "s.yaml",
+            "name: s\nsteps:\n  - delete: {pods: {of: frontend}, upTo: 12}\n  - settle\n",
+        )],
+    );
+    let loaded = scenario::load(&dir.path().join("s.yaml")).unwrap();
+    assert_eq!(
+        loaded.steps[0].command(),
+        "kubectl delete pods of frontend (up to 12)"
+    );
+    let (dir, msg) = load_error(
+        "up-to-and-count",
+        &[(
+            "s.yaml",
+            "name: s\nsteps:\n  - delete: {pods: {of: frontend}, upTo: 2, count: 1}\n",
+        )],
+    );
+    assert!(
+        msg.starts_with(&format!("{}:3:", dir.path().join("s.yaml").display()))
+            && msg.contains("give either `count: N` or `upTo: N`, not both"),
+        "{msg}"
+    );
+}
+
 #[test]
 fn a_missing_manifest_file_is_named() {
     let (dir, msg) = load_error(

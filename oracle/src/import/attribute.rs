@@ -533,3 +533,74 @@ pub fn deleter(
     }
     Ok(user.into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A pod labelled `tier`, with the managers' entries given as (manager, time, fieldsV1).
+    fn pod(tier: &str, entries: &[(&str, &str, Value)]) -> Value {
+        let managed: Vec<Value> = entries
+            .iter()
+            .map(|(m, t, f)| json!({"manager": m, "operation": "Update", "time": t, "fieldsV1": f}))
+            .collect();
+        json!({"metadata": {"labels": {"tier": tier}, "managedFields": managed}})
+    }
+
+    fn labels(owned: bool) -> Value {
+        match owned {
+            true => json!({"f:metadata": {"f:labels": {".": {}, "f:tier": {}}}}),
+            false => json!({"f:metadata": {"f:labels": {}}}),
+        }
+    }
+
+    const T: &str = "2026-11-29T12:45:02Z";
+
+    /// v1.20.2: after the release patch the controller shares `tier` with the client that set
+    /// it; the client setting it back within the second leaves its own entry as it was and
+    /// takes the label from the controller's: the client wrote.
+    #[test]
+    fn a_field_lost_to_another_manager_names_that_manager() {
+        let before = pod(
+            "out",
+            &[
+                (CONTROLLER_MANAGER, T, labels(true)),
+                ("kubectl-label", T, labels(true)),
+            ],
+        );
+        let after = pod(
+            "frontend",
+            &[
+                (CONTROLLER_MANAGER, T, labels(false)),
+                ("kubectl-label", T, labels(true)),
+            ],
+        );
+        assert_eq!(
+            manager(Kind::Pod, &before, &after).unwrap().manager,
+            "kubectl-label"
+        );
+        // Lost to no one: the manager removed its own field, and wrote.
+        let alone = pod("frontend", &[(CONTROLLER_MANAGER, T, labels(false))]);
+        let owned = pod("frontend", &[(CONTROLLER_MANAGER, T, labels(true))]);
+        assert_eq!(
+            manager(Kind::Pod, &owned, &alone).unwrap().manager,
+            CONTROLLER_MANAGER
+        );
+    }
+
+    /// v1.37.2: no entry changes at all; of the two managers of the pod, only the client
+    /// owns the label whose value changed.
+    #[test]
+    fn with_no_entry_changed_the_owner_of_the_changed_field_wrote() {
+        let entries = [
+            (CONTROLLER_MANAGER, T, labels(false)),
+            ("kubectl-label", T, labels(true)),
+        ];
+        let (before, after) = (pod("out", &entries), pod("frontend", &entries));
+        assert_eq!(
+            manager(Kind::Pod, &before, &after).unwrap().manager,
+            "kubectl-label"
+        );
+    }
+}
