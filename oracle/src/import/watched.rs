@@ -37,8 +37,11 @@
 //! ([`crate::delete_claims`]), each claim is the controller's for the last deletion of a pod
 //! of that name before it in the stream (one etcd revision order: events stored in another
 //! etcd than pods cannot be ordered against them), and every other pod deletion is a
-//! client's, the garbage collector's or the kubelet's ([`attribute::deleter`]). Without such
-//! a watch (no claim anywhere in the recording), the deleter is guessed from the state.
+//! client's, the garbage collector's or the kubelet's ([`attribute::deleter`]) — or, once the
+//! controller may have sent more events than its recorder lets through ([`Claims`]), left to
+//! the model: a client's step that may act on fewer pods (`upTo`), each deletion its or the
+//! system's (`orSystem`). Without such a watch (no claim anywhere in the recording), the
+//! deleter is guessed from the state.
 //!
 //! **The end.** With a watch of namespaces, a namespace's recording ends where its deletion
 //! began (its `deletionTimestamp` set): the namespace controller's deletions after that are

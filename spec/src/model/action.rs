@@ -287,13 +287,13 @@ impl Action {
 }
 
 impl Action {
-    /// The pod a per-pod environment move acts on.
     /// Whether this is a scripted user's bookkeeping, no step of its own: listing a step's
     /// pods, or ending a step before its count.
     pub fn is_script_bookkeeping(&self) -> bool {
         matches!(self, Action::ListPods | Action::EndPodStep)
     }
 
+    /// The pod a per-pod environment move acts on.
     pub fn pod_name(&self) -> Option<&str> {
         match self {
             Action::DeletePod { name }
