@@ -246,9 +246,43 @@ fn the_suite_runs_on_real_kubelets(cluster: &Cluster) {
         .filter(|r| common::conforms(r) && !common::open_choice(r))
     {
         let name = run["scenario"].as_str().unwrap();
-        insta::assert_snapshot!(format!("kind-{name}"), common::cluster_views(run));
+        let mut views = common::cluster_views(run);
+        if KUBELET_TIMED.contains(&name) {
+            views = without_events(&views);
+        }
+        insta::assert_snapshot!(format!("kind-{name}"), views);
     }
     let _ = std::fs::remove_dir_all(&report);
+}
+
+/// Scenarios whose settled objects are fixed but whose ReplicaSet events depend on how soon
+/// the real kubelet finishes a graceful deletion. In `pod-replaced-under-a-stale-cache` the
+/// user deletes pod1 and applies a new pod1 at once: the apply relabels the old pod1 while it
+/// terminates, and the controller's delete from its held, stale cache either still finds that
+/// pod (a `SuccessfulDelete` of pod1) or finds it gone (NotFound, which upstream's
+/// `RealPodControl.DeletePod` in pkg/controller/controller_utils.go records no event for).
+/// The played kubelet of tests/conformance.rs never removes a pod untold, so there the events
+/// are pinned too; here the snapshot keeps everything but the events.
+const KUBELET_TIMED: &[&str] = &["pod-replaced-under-a-stale-cache"];
+
+/// `views` without the event tables of `kubectl describe`.
+fn without_events(views: &str) -> String {
+    let mut out = String::new();
+    let mut in_events = false;
+    for line in views.lines() {
+        if line == "Events:" {
+            in_events = true;
+            out.push_str("Events:  (left out: the kubelet's timing decides them)\n");
+            continue;
+        }
+        if in_events && line.starts_with("  ") {
+            continue;
+        }
+        in_events = false;
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// The scenarios the reference controller runs on the kind node in CI: those where a real
