@@ -210,6 +210,15 @@ pub struct Event {
     pub or_system: bool,
 }
 
+impl Event {
+    /// Whether this event opens a write the recording leaves to its step or the system: an
+    /// `orSystem` event counted once per write, by its first event (a deletion's mark; the
+    /// `DELETED` that may follow belongs to the same write).
+    pub fn opens_reading(&self) -> bool {
+        self.or_system && self.event_type != EventType::Deleted
+    }
+}
+
 /// The objects at a settle point, abstracted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Snapshot {

@@ -278,10 +278,7 @@ impl Readings {
     /// These readings and those of one more model step, by `action`, that produced the
     /// visible recorded writes `met` (moving `moved` floating ones).
     fn and(self, action: &Action, met: &[&Event], moved: usize) -> Readings {
-        let open = met
-            .iter()
-            .filter(|e| e.or_system && e.event_type != EventType::Deleted)
-            .count();
+        let open = met.iter().filter(|e| e.opens_reading()).count();
         let by_step = action.is_environment();
         Readings {
             moved: self.moved + moved,

@@ -27,7 +27,7 @@
 //! divergence.
 
 use crate::binding::{match_objects, Binding, ModelObjects};
-use crate::observed::{Event, EventType, Observed};
+use crate::observed::{Event, Observed};
 use crate::validate::{
     describe_event, expand, visible, Divergence, Frontier, Node, Readings, Segment,
 };
@@ -216,7 +216,7 @@ pub fn search(
                 open: visible
                     .iter()
                     .flatten()
-                    .filter(|(_, e)| e.or_system && e.event_type != EventType::Deleted)
+                    .filter(|(_, e)| e.opens_reading())
                     .count(),
             });
         }

@@ -143,8 +143,8 @@ fn overlap(a: &Value, b: &Value) -> bool {
 
 /// The fields whose values differ between two versions of an object, as a field set down to
 /// the first list or value that differs (lists are owned whole or by key, which a diff of
-/// values cannot name; owning the list's field is owning a part of it). Bookkeeping the
-/// server writes (`resourceVersion`, `generation`, `managedFields`) is left out.
+/// values cannot name; owning the list's field is owning a part of it). The server's
+/// bookkeeping is left out ([`without_bookkeeping`]).
 fn changed_fields(before: &Value, after: &Value) -> Value {
     fn diff(b: &Value, a: &Value) -> Option<Value> {
         match (b, a) {
@@ -163,16 +163,20 @@ fn changed_fields(before: &Value, after: &Value) -> Value {
             _ => (b != a).then(|| Value::Object(Default::default())),
         }
     }
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(meta) = v["metadata"].as_object_mut() {
-            for k in ["resourceVersion", "generation", "managedFields"] {
-                meta.remove(k);
-            }
+    diff(&without_bookkeeping(before), &without_bookkeeping(after))
+        .unwrap_or(Value::Object(Default::default()))
+}
+
+/// `object` without the bookkeeping the server writes on every change (`resourceVersion`,
+/// `generation`, `managedFields`): what is left is what a writer chose.
+fn without_bookkeeping(object: &Value) -> Value {
+    let mut v = object.clone();
+    if let Some(meta) = v["metadata"].as_object_mut() {
+        for k in ["resourceVersion", "generation", "managedFields"] {
+            meta.remove(k);
         }
-        v
-    };
-    diff(&strip(before), &strip(after)).unwrap_or(Value::Object(Default::default()))
+    }
+    v
 }
 
 /// The part of an object a write changed, as the managers own it.
@@ -185,16 +189,7 @@ pub enum Part {
 }
 
 pub fn part(kind: Kind, before: &Value, after: &Value) -> Part {
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(meta) = v["metadata"].as_object_mut() {
-            meta.remove("resourceVersion");
-            meta.remove("managedFields");
-            meta.remove("generation");
-        }
-        v
-    };
-    let (b, a) = (strip(before), strip(after));
+    let (b, a) = (without_bookkeeping(before), without_bookkeeping(after));
     let mut without_status = (b.clone(), a.clone());
     without_status.0["status"] = Value::Null;
     without_status.1["status"] = Value::Null;

@@ -89,7 +89,6 @@ pub fn entries(
             items: Vec::new(),
             held: crate::scenario::Held::default(),
             claims: claims_watched.then(|| claims(&events)),
-            created: HashMap::new(),
         };
         follow.all(&events).map_err(|(file, line, message)| {
             InputError::at(paths[file], Some(Pos { line, column: 1 }), message)
@@ -137,9 +136,6 @@ struct Follow<'a> {
     /// The deletions controllers claimed, and how many each ReplicaSet's pods had; `None`
     /// when the recording has no claims.
     claims: Option<Claims>,
-    /// How many pods each ReplicaSet's controller (by the ReplicaSet's UID) created so far:
-    /// each cost it one event of its recorder's allowance.
-    created: HashMap<String, usize>,
 }
 
 /// What a namespace's recording says of its pod deletions' claims.
@@ -150,6 +146,9 @@ struct Claims {
     /// How many pod deletions began, by the UID of the pods' controller ReplicaSet (by
     /// anyone: an upper bound of its controller's `SuccessfulDelete` events).
     deletions: HashMap<String, usize>,
+    /// How many pods each ReplicaSet's controller (by the ReplicaSet's UID) created so far
+    /// in the stream: each cost it one event of its recorder's allowance.
+    created: HashMap<String, usize>,
 }
 
 impl Claims {
@@ -157,9 +156,14 @@ impl Claims {
     /// claim of one of its pods' deletions: counting every creation it made before and every
     /// deletion of its pods in the whole recording (which may come first: a batch's events
     /// are sent in any order), it may have sent the recorder's allowance before that claim.
-    fn may_be_dropped(&self, uid: &str, created: usize) -> bool {
-        let deleted = self.deletions.get(uid).copied().unwrap_or(0);
-        created + deleted > crate::delete_claims::RECORDER_BURST
+    fn may_be_dropped(&self, uid: &str) -> bool {
+        let count = |m: &HashMap<String, usize>| m.get(uid).copied().unwrap_or(0);
+        count(&self.created) + count(&self.deletions) > crate::delete_claims::RECORDER_BURST
+    }
+
+    /// The controller of the ReplicaSet `uid` created a pod: one more event spent.
+    fn created_by_controller(&mut self, uid: String) {
+        *self.created.entry(uid).or_default() += 1;
     }
 }
 
@@ -196,7 +200,11 @@ fn claims(events: &[Seen]) -> Claims {
             _ => {}
         }
     }
-    Claims { claimed, deletions }
+    Claims {
+        claimed,
+        deletions,
+        created: HashMap::new(),
+    }
 }
 
 /// What a write was, as rebuilt.
@@ -310,14 +318,10 @@ impl Follow<'_> {
             let claim = match &self.claims {
                 None => Claim::NotWatched,
                 Some(c) if c.claimed.contains(&i) => Claim::Claimed,
-                Some(c) => {
-                    let owner = attribute::controller_ref(&e.object).map(|(_, _, uid)| uid);
-                    let created = |uid: &String| self.created.get(uid).copied().unwrap_or(0);
-                    Claim::Unclaimed {
-                        may_be_dropped: owner
-                            .is_some_and(|uid| c.may_be_dropped(&uid, created(&uid))),
-                    }
-                }
+                Some(c) => Claim::Unclaimed {
+                    may_be_dropped: attribute::controller_ref(&e.object)
+                        .is_some_and(|(_, _, uid)| c.may_be_dropped(&uid)),
+                },
             };
             let write = self
                 .classify(kind, before.as_ref(), e, claim)
@@ -326,8 +330,10 @@ impl Follow<'_> {
                 && e.event_type == EventType::Added
                 && write.writer == Writer::ReplicaSetController
             {
-                if let Some((_, _, uid)) = attribute::controller_ref(&e.object) {
-                    *self.created.entry(uid).or_default() += 1;
+                if let (Some(c), Some((_, _, uid))) =
+                    (&mut self.claims, attribute::controller_ref(&e.object))
+                {
+                    c.created_by_controller(uid);
                 }
             }
             let last = group.last().map(|s| &s.object).unwrap_or(&e.object);
