@@ -384,14 +384,8 @@ fn a_judgement_under_way_is_abandoned_on_a_second_signal_or_after_a_grace_period
     use rsmc_conformance::event_gate::GateClient;
     use rsmc_spec::api::Kind;
     let mut cluster = Cluster::up("monitor-stop", &["--kubernetes", RELEASE]);
-    let state: Value =
-        serde_json::from_str(&std::fs::read_to_string(cluster.state.join("cluster.json")).unwrap())
-            .unwrap();
-    let gate = GateClient::new(
-        state["eventGate"]
-            .as_str()
-            .expect("the cluster's event gate"),
-    );
+    let local = rsmc_conformance::control_plane::LocalCluster::attach(&cluster.state).unwrap();
+    let gate = GateClient::new(local.event_gate().expect("the cluster's event gate"));
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let manifest = web_replicaset(20);
     let pods = |ns: &str| {
