@@ -10,7 +10,9 @@
 
 mod import_common;
 
-use import_common::{another_pod, assert_rejected_for, commands, judged};
+use import_common::{
+    another_pod, assert_rejected_for, assert_rejected_not_naming, commands, judged,
+};
 use rsmc_oracle::error::InputError;
 use rsmc_oracle::import::writer::Attribution;
 use rsmc_oracle::import::{AuditLog, Imported, Options, SignedDuration};
@@ -20,8 +22,9 @@ use rsmc_oracle::scenario;
 use rsmc_spec::budget::Budget;
 use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{
-    ADOPTION_RULES, DELETE_ONLY_CONTROLLED, NO_CREATE_WHILE_DELETING, NO_OVER_CREATION,
-    NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
+    ADOPTION_RULES, DELETE_ONLY_CONTROLLED, GC_DELETES_ONLY_DEPENDENTS_OF_GONE,
+    NO_CREATE_WHILE_DELETING, NO_DOUBLE_COUNT, NO_OVER_CREATION, NO_STEALING,
+    ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -691,4 +694,162 @@ fn bad_input_names_the_line_and_what_was_expected() {
     };
     let e = error(&format!("{}\n", line(0)), &named);
     assert!(e.contains("no write to a pod or a ReplicaSet in namespace \"nowhere\"; the log writes to: rsmc-delete-orphan-b6dd6"), "{e}");
+}
+
+/// `field` of the status that the update of line `i` sends and is answered with, set.
+fn set_status(lines: &mut [Value], i: usize, field: &str, value: i64) {
+    for object in ["requestObject", "responseObject"] {
+        if lines[i][object]["status"].is_object() {
+            lines[i][object]["status"][field] = json!(value);
+        }
+    }
+}
+
+/// A pod counted by two live ReplicaSets ([`NO_DOUBLE_COUNT`]): in
+/// `catalogue-ignore-controller-ref-removal`, canary's adoption of pod1 is refused (line 8:
+/// frontend adopted it first, line 7) and frontend's next status counts it (line 10); here
+/// canary's sync counts pod1 in its status all the same. The oracle judges a status by its
+/// counts, not by which pods they are (a cluster's status does not say), and a pod has one
+/// controller, so one of two counts of the same pod is always a count of a pod its
+/// ReplicaSet does not control: the verdict names the condition canary's status breaks.
+#[test]
+fn a_pod_counted_by_two_replicasets_is_rejected_by_the_count() {
+    let v = judged(&imported(
+        "catalogue-ignore-controller-ref-removal",
+        |lines| {
+            make_room(lines);
+            // Canary's status counts pod1 though its adoption was refused.
+            let mut count = copy_at(lines, 1, 8);
+            let object = &mut count["responseObject"];
+            object["status"]["replicas"] = json!(1);
+            object["status"]["fullyLabeledReplicas"] = json!(1);
+            object["metadata"]["resourceVersion"] = json!("3875");
+            lines.insert(9, count);
+        },
+    ));
+    assert_rejected_not_naming(
+        &v,
+        NO_DOUBLE_COUNT,
+        Some(Condition::StatusCountsPods.name()),
+    );
+}
+
+/// A pod of a live ReplicaSet collected ([`GC_DELETES_ONLY_DEPENDENTS_OF_GONE`]): in
+/// `scale` (v1.20.2), once frontend is scaled down to one and counts it (line 30), the
+/// garbage collector deletes the pod left, frontend-bfg48, as if its owner were gone (an
+/// owner lookup answered from a stale cache), and the controller replaces it. The log names
+/// the collector as the deleter, but the observed trace carries no writer, and the
+/// oracle's rules name a delete of a controlled pod only by its controller's surplus or a
+/// rival ReplicaSet matching it (neither here): rejected, naming nothing.
+#[test]
+fn a_gc_delete_of_a_live_owners_pod_is_rejected() {
+    let v = judged(&imported("scale.v1.20.2", |lines| {
+        make_room(lines);
+        // The collector's delete of frontend-bfg48 (the controller's delete of line 24 made
+        // the collector's, of the pod left).
+        let kept = response(lines, 2)["metadata"].clone();
+        let mut delete = copy_at(lines, 24, 30);
+        delete["userAgent"] = json!(
+            "kube-controller-manager/v1.20.2 (linux/amd64) kubernetes/faecb19/generic-garbage-collector"
+        );
+        delete["requestURI"] = json!(format!(
+            "/api/v1/namespaces/{}/pods/frontend-bfg48",
+            kept["namespace"].as_str().unwrap()
+        ));
+        delete["objectRef"]["name"] = kept["name"].clone();
+        delete["requestObject"]["propagationPolicy"] = json!("Background");
+        let meta = &mut delete["responseObject"]["metadata"];
+        another_pod(meta, "frontend-bfg48", kept["uid"].as_str().unwrap());
+        meta["deletionTimestamp"] = json!("2026-11-28T12:19:31Z");
+        meta["resourceVersion"] = json!("2291");
+        // The controller replaces it, and counts one pod, not ready.
+        let mut create = copy_at(lines, 1, 30);
+        let meta = &mut create["responseObject"]["metadata"];
+        another_pod(meta, "frontend-zzzzz", "replacement-pod");
+        meta["resourceVersion"] = json!("2292");
+        let mut status = copy_at(lines, 30, 30);
+        status["responseObject"]["metadata"]["resourceVersion"] = json!("2293");
+        lines.splice(31..31, [delete, create, status]);
+        for field in ["readyReplicas", "availableReplicas"] {
+            set_status(lines, 33, field, 0);
+        }
+    }));
+    assert_rejected_not_naming(&v, GC_DELETES_ONLY_DEPENDENTS_OF_GONE, None);
+}
+
+/// A dependent left referencing its gone owner: in `delete-orphan`, the garbage collector's
+/// orphaning patch of frontend-mf7l2 (line 20) is never sent, yet it removes frontend's
+/// orphan finalizer (25), as when it orphans before its informer has delivered a dependent
+/// (#26120). The recording is cut before the user re-applies frontend (27–33). The settled
+/// state has a pod that references a ReplicaSet that is gone.
+#[test]
+fn a_dependent_left_referencing_a_gone_owner_is_rejected() {
+    let v = judged(&imported("delete-orphan", |lines| {
+        // The re-apply cut off, then the collector's patch of frontend-mf7l2 dropped.
+        lines.drain(27..34);
+        assert_eq!(lines[20]["objectRef"]["name"], "frontend-mf7l2");
+        lines.remove(20);
+    }));
+    assert_rejected_for(&v, Condition::DeletionsFinished.name());
+}
+
+/// An orphan left unadopted: in `catalogue-ignore-controller-ref-removal`, the user's bare
+/// pod1 matches both ReplicaSets; frontend adopts it (line 7), canary's adoption is refused
+/// (8), frontend deletes it as its surplus (9) and counts it first (10). Here neither
+/// controller syncs on pod1's creation (an add handler that leaves orphans to the next
+/// resync, as #32829 did for a released pod): those four writes are gone, and the settled
+/// state has pod1 without a controller.
+#[test]
+fn an_orphan_left_unadopted_is_rejected() {
+    let v = judged(&imported(
+        "catalogue-ignore-controller-ref-removal",
+        |lines| {
+            // Frontend's adoption, canary's, frontend's delete of pod1 and its count, dropped.
+            assert!(lines[7..=9]
+                .iter()
+                .all(|l| l["objectRef"]["name"] == "pod1"));
+            lines.drain(7..=10);
+        },
+    ));
+    assert_rejected_for(&v, Condition::OrphansAdopted.name());
+}
+
+/// A scale-down cut short: in `scale` (v1.20.2), frontend scaled from five to one deletes
+/// four pods (lines 24–27). Here its delete of frontend-bvzsz (25) is never sent, and with
+/// it the kubelet's removal (31); its statuses count the two pods left (28, 30). Its
+/// expectations wait for the delete it never sent: the settled state has frontend
+/// controlling two pods of one.
+#[test]
+fn a_scale_down_cut_short_is_rejected() {
+    let v = judged(&imported("scale.v1.20.2", |lines| {
+        // The statuses count two pods; the delete of frontend-bvzsz and its removal dropped.
+        for i in [28, 30] {
+            for field in [
+                "replicas",
+                "fullyLabeledReplicas",
+                "readyReplicas",
+                "availableReplicas",
+            ] {
+                set_status(lines, i, field, 2);
+            }
+        }
+        for i in [31, 25] {
+            assert_eq!(lines[i]["objectRef"]["name"], "frontend-bvzsz");
+            lines.remove(i);
+        }
+    }));
+    assert_rejected_for(&v, Condition::ReplicasReached.name());
+}
+
+/// A generation never observed: in `scale` (v1.20.2), the scale-down to one is generation
+/// 3, which the controller's status observes from its first write after the scale (line 28).
+/// Here its last status (30), which counts the one pod left, carries observedGeneration 2:
+/// a retry of the status computed from the ReplicaSet as it was before the scale.
+#[test]
+fn a_status_behind_the_generation_is_rejected() {
+    let v = judged(&imported("scale.v1.20.2", |lines| {
+        // The last status observes generation 2, not 3.
+        set_status(lines, 30, "observedGeneration", 2);
+    }));
+    assert_rejected_for(&v, Condition::GenerationObserved.name());
 }

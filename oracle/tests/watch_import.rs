@@ -11,16 +11,20 @@
 
 mod import_common;
 
-use import_common::{another_pod, assert_rejected_for, commands, judged};
+use import_common::{
+    another_pod, assert_rejected_for, assert_rejected_not_naming, commands, judged,
+};
 use rsmc_oracle::error::InputError;
 use rsmc_oracle::import::writer::Attribution;
 use rsmc_oracle::import::{Imported, Options, Recording, SignedDuration};
 use rsmc_oracle::judge::render;
 use rsmc_spec::budget::Budget;
 use rsmc_spec::bugs::Fix;
+use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{
-    ADOPTION_RULES, DELETE_ONLY_CONTROLLED, NO_CREATE_WHILE_DELETING, NO_OVER_CREATION,
-    NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER,
+    ADOPTION_RULES, DELETE_ONLY_CONTROLLED, GC_DELETES_ONLY_DEPENDENTS_OF_GONE,
+    NO_CREATE_WHILE_DELETING, NO_DOUBLE_COUNT, NO_OVER_CREATION, NO_STEALING,
+    ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -57,19 +61,30 @@ fn import_without(
     doctor: impl FnOnce(&mut Vec<Value>, &mut Vec<Value>),
     left_out: &[&str],
 ) -> Result<Imported, InputError> {
-    let (mut pods, mut rs) = (fixture("pods"), fixture("replicasets"));
-    doctor(&mut pods, &mut rs);
+    import_doctored(namespace, |pods, rs, _| doctor(pods, rs), left_out)
+}
+
+/// [`import_without`] with the stream of the controllers' `SuccessfulDelete` events (the
+/// claims) doctored too.
+fn import_doctored(
+    namespace: &str,
+    doctor: impl FnOnce(&mut Vec<Value>, &mut Vec<Value>, &mut Vec<Value>),
+    left_out: &[&str],
+) -> Result<Imported, InputError> {
     let stream = |name: &str| match left_out.contains(&name) {
         true => Vec::new(),
         false => fixture(name),
     };
+    let (mut pods, mut rs, mut claims) =
+        (fixture("pods"), fixture("replicasets"), stream("events"));
+    doctor(&mut pods, &mut rs, &mut claims);
     let dir = tempfile::tempdir().unwrap();
     let mut paths = Vec::new();
     for (name, events) in [
         ("pods.json", &pods),
         ("rs.json", &rs),
         ("ns.json", &stream("namespaces")),
-        ("events.json", &stream("events")),
+        ("events.json", &claims),
         ("configmaps.json", &stream("configmaps")),
     ] {
         // Indented, as other printers write it: the reader takes a stream of values.
@@ -543,4 +558,285 @@ fn a_wrong_status_is_rejected_at_the_write() {
         text.contains("the status it writes breaks: settled: status counts the pods"),
         "{text}"
     );
+}
+
+/// The events of `namespace` at the resourceVersions `versions` in `events`, removed.
+fn drop_versions(events: &mut Vec<Value>, namespace: &str, versions: &[&str]) {
+    events.retain(|e| {
+        let m = &e["object"]["metadata"];
+        m["namespace"] != namespace || !versions.iter().any(|v| m["resourceVersion"] == *v)
+    });
+}
+
+/// The claims (`SuccessfulDelete` events) of `namespace` for the pod `pod`, removed.
+fn drop_claims(claims: &mut Vec<Value>, namespace: &str, pod: &str) {
+    let message = format!("Deleted pod: {pod}");
+    claims.retain(|e| {
+        e["object"]["metadata"]["namespace"] != namespace || e["object"]["message"] != *message
+    });
+}
+
+/// A pod counted by two live ReplicaSets ([`NO_DOUBLE_COUNT`]): in
+/// `catalogue-ignore-controller-ref-removal`, frontend adopts the user's pod1 (254), which
+/// canary's selector matches too, and counts it (258). Here canary's sync, having lost the
+/// race to adopt pod1, counts it in its status all the same (at 254). The oracle judges a
+/// status by its counts, not by which pods they are (a cluster's status does not say), and
+/// a pod has one controller, so one of two counts of the same pod is always a count of a
+/// pod its ReplicaSet does not control: the verdict names the condition canary's status
+/// breaks.
+#[test]
+fn a_pod_counted_by_two_replicasets_is_rejected_by_the_count() {
+    let ns = namespace("rsmc-catalogue-ignore-controller-ref-removal-");
+    let v = judged(
+        &import(&ns, |_, rs| {
+            // Canary's status counts pod1, frontend's.
+            let mut count = rs[at_version(rs, &ns, "218")].clone();
+            let object = &mut count["object"];
+            object["status"]["replicas"] = json!(1);
+            object["status"]["fullyLabeledReplicas"] = json!(1);
+            object["metadata"]["resourceVersion"] = json!("254");
+            rs.push(count);
+        })
+        .unwrap(),
+    );
+    assert_rejected_not_naming(
+        &v,
+        NO_DOUBLE_COUNT,
+        Some(Condition::StatusCountsPods.name()),
+    );
+}
+
+/// A pod of a live ReplicaSet collected ([`GC_DELETES_ONLY_DEPENDENTS_OF_GONE`]): in
+/// `delete-orphan`, once the re-applied frontend has adopted the three orphans (573–575)
+/// and counted them (576), the garbage collector deletes frontend-rvfdb as the dependent
+/// of the gone frontend its graph still shows, and the controller replaces it. A watch
+/// shows no deleter, and no claim names this deletion: the import takes it for a client's
+/// step, and a user deleting a pod the controller then replaces is a run of the model. The
+/// watch import cannot tell this from `kubectl delete pod`; an audit log names the
+/// collector (and the oracle rejects it there, naming nothing: `tests/import.rs`).
+#[test]
+fn a_gc_delete_of_a_live_owners_pod_is_taken_for_a_clients() {
+    let ns = namespace("rsmc-delete-orphan-");
+    let imported = import(&ns, |pods, rs| {
+        let adopted = pods[at_version(pods, &ns, "573")]["object"].clone();
+        // The collector deletes frontend-rvfdb.
+        let mut gone = adopted.clone();
+        let meta = &mut gone["metadata"];
+        meta["deletionTimestamp"] = json!("2026-11-26T17:12:03Z");
+        meta["deletionGracePeriodSeconds"] = json!(30);
+        meta["resourceVersion"] = json!("577");
+        // The controller replaces it, its entry as in its adoption of frontend-rvfdb.
+        let mut replacement = pods[at_version(pods, &ns, "474")].clone();
+        let meta = &mut replacement["object"]["metadata"];
+        another_pod(meta, "frontend-zzzzz", "replacement-pod");
+        meta["ownerReferences"] = adopted["metadata"]["ownerReferences"].clone();
+        let entry = adopted["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["manager"] == "kube-controller-manager")
+            .unwrap();
+        meta["managedFields"] = json!([entry]);
+        meta["managedFields"][0]["time"] = json!("2026-11-26T17:11:33Z");
+        meta["creationTimestamp"] = json!("2026-11-26T17:11:33Z");
+        meta["resourceVersion"] = json!("578");
+        // Its statuses count the two pods left, and then the replacement, not ready; and
+        // the one terminating.
+        let counted = |version: &str, replicas: i64| {
+            let mut status = rs[at_version(rs, &ns, "576")].clone();
+            let object = &mut status["object"];
+            for (field, n) in [
+                ("replicas", replicas),
+                ("fullyLabeledReplicas", replicas),
+                ("readyReplicas", 2),
+                ("availableReplicas", 2),
+                ("terminatingReplicas", 1),
+            ] {
+                object["status"][field] = json!(n);
+            }
+            object["metadata"]["resourceVersion"] = json!(version);
+            for f in object["metadata"]["managedFields"].as_array_mut().unwrap() {
+                if f["subresource"] == "status" {
+                    f["time"] = json!("2026-11-26T17:11:33Z");
+                }
+            }
+            status
+        };
+        let statuses = [counted("579", 2), counted("580", 3)];
+        pods.push(json!({"type": "MODIFIED", "object": gone}));
+        pods.push(replacement);
+        rs.extend(statuses);
+    })
+    .unwrap();
+    let steps = commands(&imported);
+    assert_eq!(
+        steps[steps.len() - 3..],
+        [
+            "kubectl apply -f frontend.yaml",
+            "kubectl delete pods of frontend (any 1)",
+            "settle"
+        ],
+        "{steps:#?}"
+    );
+    let v = judged(&imported);
+    assert!(
+        v.conforms && !v.broken_in_every_run(GC_DELETES_ONLY_DEPENDENTS_OF_GONE),
+        "{steps:#?}\n{}",
+        render(&v)
+    );
+}
+
+/// A delete of a pod the controller does not control ([`DELETE_ONLY_CONTROLLED`]): in
+/// `catalogue-ignore-controller-ref-removal`, once the user has released pod1 from the
+/// frontend being deleted (275), canary adopts it (278) and deletes it as its surplus
+/// (280, 281; its claim at 283). Here canary never adopts pod1 but deletes it all the same,
+/// as a controller that scales down the pods its selector matches rather than those it
+/// controls: its claim makes the deletion the controller's.
+#[test]
+fn a_delete_of_a_pod_the_controller_does_not_control_is_rejected() {
+    let ns = namespace("rsmc-catalogue-ignore-controller-ref-removal-");
+    let v = judged(
+        &import(&ns, |pods, _| {
+            // Canary's adoption dropped; its deletion of pod1 shows pod1 as the user left it.
+            let released = pods[at_version(pods, &ns, "275")]["object"]["metadata"].clone();
+            pods.remove(at_version(pods, &ns, "278"));
+            for version in ["280", "281"] {
+                let i = at_version(pods, &ns, version);
+                let meta = &mut pods[i]["object"]["metadata"];
+                meta["ownerReferences"] = released["ownerReferences"].clone();
+                meta["managedFields"] = released["managedFields"].clone();
+            }
+        })
+        .unwrap(),
+    );
+    assert_rejected_for(&v, DELETE_ONLY_CONTROLLED);
+}
+
+/// A status that contradicts itself ([`STATUS_CONSISTENT`]): in `scale`, frontend scaled
+/// down to one counts its one pod left, ready (762, 771). Here it counts the ready pods
+/// among the terminating ones too (three at 762, two at 771): more ready replicas than
+/// replicas.
+#[test]
+fn a_status_with_more_ready_than_replicas_is_rejected() {
+    let ns = namespace("rsmc-scale-");
+    let v = judged(
+        &import(&ns, |_, rs| {
+            // Ready and available count the terminating ready pods too.
+            for (version, ready) in [("762", 3), ("771", 2)] {
+                let i = at_version(rs, &ns, version);
+                for field in ["readyReplicas", "availableReplicas"] {
+                    rs[i]["object"]["status"][field] = json!(ready);
+                }
+            }
+        })
+        .unwrap(),
+    );
+    assert_rejected_for(&v, STATUS_CONSISTENT);
+}
+
+/// A dependent left referencing its gone owner: in `delete-orphan`, the garbage collector's
+/// write that removes frontend's reference from frontend-rvfdb (548) is never made, yet
+/// frontend goes (554), as when the collector orphans before its informer has delivered a
+/// dependent (#26120). The stream is cut before the user re-applies frontend (572–576).
+/// The last settle point has a pod that references a ReplicaSet that is gone.
+#[test]
+fn a_dependent_left_referencing_a_gone_owner_is_rejected() {
+    let ns = namespace("rsmc-delete-orphan-");
+    let v = judged(
+        &import(&ns, |pods, rs| {
+            // The collector's release of frontend-rvfdb and the re-apply dropped.
+            let reapplied = ["572", "573", "574", "575", "576"];
+            drop_versions(pods, &ns, &["548"]);
+            drop_versions(pods, &ns, &reapplied);
+            drop_versions(rs, &ns, &reapplied);
+        })
+        .unwrap(),
+    );
+    assert_rejected_for(&v, Condition::DeletionsFinished.name());
+}
+
+/// An orphan left unadopted: in `catalogue-ignore-controller-ref-removal`, the user
+/// releases pod1 from the frontend being deleted (275); canary, whose selector matches it,
+/// adopts it (278) and, wanting no replicas, deletes it (280, 281, claimed at 283) and counts
+/// it on the way (282, 284). Here canary never syncs on the release (#32829: a pod whose
+/// controller reference is removed is not re-adopted until a resync): those writes are
+/// gone, and the last settle point has pod1 without a controller.
+#[test]
+fn an_orphan_left_unadopted_is_rejected() {
+    let ns = namespace("rsmc-catalogue-ignore-controller-ref-removal-");
+    let v = judged(
+        &import_doctored(
+            &ns,
+            |pods, rs, claims| {
+                // Canary's adoption, deletion, counts and claim of pod1 dropped.
+                drop_versions(pods, &ns, &["278", "280", "281"]);
+                drop_versions(rs, &ns, &["282", "284"]);
+                drop_claims(claims, &ns, "pod1");
+            },
+            &[],
+        )
+        .unwrap(),
+    );
+    assert_rejected_for(&v, Condition::OrphansAdopted.name());
+}
+
+/// A scale-down cut short: in `scale`, frontend scaled from five to one deletes four pods
+/// (751–754, claimed at 758–763). Here its delete of frontend-c8528 (754) is never sent,
+/// nor its claim; its statuses count the two pods left (760, 762). Its expectations wait
+/// for the delete it never sent: the last settle point has frontend controlling two pods
+/// of one. The stream is cut before the kubelet's removals of the terminating pods and the
+/// statuses after them (769–774): with them, the kubelet's step joins the segment (the
+/// import puts no settle point where frontend has a surplus), and the search that would
+/// show what the model allows there goes beyond its budget (250,000 states), naming
+/// nothing.
+#[test]
+fn a_scale_down_cut_short_is_rejected() {
+    let ns = namespace("rsmc-scale-");
+    let v = judged(
+        &import_doctored(
+            &ns,
+            |pods, rs, claims| {
+                // The delete of frontend-c8528 and the stream's tail dropped; two pods counted.
+                let victim = &pods[at_version(pods, &ns, "754")]["object"]["metadata"]["name"];
+                assert_eq!(victim, "frontend-c8528");
+                drop_versions(pods, &ns, &["754", "769", "770", "772", "773"]);
+                drop_claims(claims, &ns, "frontend-c8528");
+                drop_versions(rs, &ns, &["771", "774"]);
+                for version in ["760", "762"] {
+                    let i = at_version(rs, &ns, version);
+                    let status = &mut rs[i]["object"]["status"];
+                    for field in [
+                        "replicas",
+                        "fullyLabeledReplicas",
+                        "readyReplicas",
+                        "availableReplicas",
+                    ] {
+                        status[field] = json!(2);
+                    }
+                    status["terminatingReplicas"] = json!(1);
+                }
+            },
+            &[],
+        )
+        .unwrap(),
+    );
+    assert_rejected_for(&v, Condition::ReplicasReached.name());
+}
+
+/// A generation never observed: in `scale`, the scale-down to one is generation 3, which
+/// frontend's status observes from its first write after the scale (760). Here its last
+/// status (774), which counts the one pod left, carries observedGeneration 2: a retry of
+/// the status computed from the ReplicaSet as it was before the scale.
+#[test]
+fn a_status_behind_the_generation_is_rejected() {
+    let ns = namespace("rsmc-scale-");
+    let v = judged(
+        &import(&ns, |_, rs| {
+            // The last status observes generation 2, not 3.
+            let i = at_version(rs, &ns, "774");
+            rs[i]["object"]["status"]["observedGeneration"] = json!(2);
+        })
+        .unwrap(),
+    );
+    assert_rejected_for(&v, Condition::GenerationObserved.name());
 }

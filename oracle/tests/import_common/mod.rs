@@ -33,3 +33,14 @@ pub fn another_pod(meta: &mut serde_json::Value, name: &str, uid: &str) {
     meta["name"] = name.into();
     meta["uid"] = uid.into();
 }
+
+/// The recording breaks `broken`, a property the oracle's rules (`rsmc_oracle::broken`)
+/// name at no write of a recording, and is rejected naming `named` instead (`None`:
+/// nothing). Should the oracle learn to name it, this fails, and the test is to assert
+/// [`assert_rejected_for`] `broken` instead.
+pub fn assert_rejected_not_naming(v: &Verdict, broken: &str, named: Option<&str>) {
+    let text = rsmc_oracle::judge::render(v);
+    assert!(!v.conforms, "{text}");
+    assert_ne!(v.breaks(), Some(broken), "{text}");
+    assert_eq!(v.breaks(), named, "{text}");
+}
