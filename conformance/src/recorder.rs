@@ -183,6 +183,7 @@ impl Recorder {
                 floating: false,
                 unconfirmed: false,
                 or_system: false,
+                by: None,
             });
         }
         out

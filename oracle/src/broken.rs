@@ -24,6 +24,10 @@
 //!   recording so far, being deleted with propagation Orphan (orphan deletion keeps its
 //!   dependents: neither the controller of a deleting ReplicaSet nor the garbage collector
 //!   may delete them, #42639);
+//! - the garbage collector, named as the writer by the recording ([`Event::by`]: an audit
+//!   log's user agent), deletes a pod whose controller is there and not deleting its
+//!   dependents in the foreground (the collector deletes only dependents of gone owners;
+//!   without the writer's name such a delete is judged by the rules below, as anyone's);
 //! - a pod with no owner at all starts deleting: neither the controller nor the garbage
 //!   collector deletes such a pod (the controller deletes only pods it controls);
 //! - a pod controlled by a live R with no surplus starts deleting while another live
@@ -43,14 +47,15 @@
 //! create by the replicas its sync acted on; here by the live spec): this only names the
 //! property of a write the model has already refused, it never decides conformance.
 
-use crate::observed::{Event, EventType, Object, Observed, Snapshot};
+use crate::observed::{Component, Event, EventType, Object, Observed, Snapshot};
 use rsmc_spec::api::View;
 use rsmc_spec::controller::ranking;
 use rsmc_spec::liveness::converged::broken_conditions;
 use rsmc_spec::model::properties::{
-    adoption_allowed, over_created, status_consistent, ADOPTION_RULES, DELETE_ONLY_CONTROLLED,
-    NO_CREATE_WHILE_DELETING, NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS,
-    SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
+    adoption_allowed, controller_keeps, over_created, status_consistent, ADOPTION_RULES,
+    DELETE_ONLY_CONTROLLED, GC_DELETES_ONLY_DEPENDENTS_OF_GONE, NO_CREATE_WHILE_DELETING,
+    NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER,
+    STATUS_CONSISTENT,
 };
 use rsmc_spec::object::{Finalizer, Pod, ReplicaSet, Uid};
 use rsmc_spec::profile::Semantics;
@@ -89,9 +94,11 @@ pub fn broken_by(
     match (old.as_deref(), after) {
         (None, Some(new)) => created(&cluster, new),
         (Some(old), Some(new)) if !old.meta.is_deleting() && new.meta.is_deleting() => {
-            deleted(&cluster, old, &promises, sem)
+            deleted(&cluster, old, event.by, &promises, sem)
         }
-        (Some(old), None) if !old.meta.is_deleting() => deleted(&cluster, old, &promises, sem),
+        (Some(old), None) if !old.meta.is_deleting() => {
+            deleted(&cluster, old, event.by, &promises, sem)
+        }
         (Some(old), Some(new)) => adopted(&cluster, old, new),
         _ => None,
     }
@@ -314,11 +321,15 @@ pub fn adopted(cluster: &Snapshot, old: &Pod, new: &Pod) -> Option<&'static str>
 fn deleted(
     cluster: &Snapshot,
     pod: &Pod,
+    by: Option<Component>,
     promises: &Promises,
     sem: &Semantics,
 ) -> Option<&'static str> {
     if orphans_dependent(pod, |owner| promises.kept.contains(&(owner, pod.meta.uid))) {
         return Some(ORPHAN_KEEPS_DEPENDENTS);
+    }
+    if by == Some(Component::GarbageCollector) && controller_keeps(&cluster.replicasets, pod) {
+        return Some(GC_DELETES_ONLY_DEPENDENTS_OF_GONE);
     }
     if pod.meta.owner_references.is_empty() {
         return Some(DELETE_ONLY_CONTROLLED);
@@ -436,6 +447,7 @@ mod tests {
             floating: false,
             unconfirmed: false,
             or_system: false,
+            by: None,
         }
     }
 
@@ -531,6 +543,7 @@ mod tests {
             floating: false,
             unconfirmed: false,
             or_system: false,
+            by: None,
         };
         let before = cluster(rs(1), vec![pod("a", 2, true)]);
         let mut seen_orphaning = rs(1);
@@ -544,6 +557,7 @@ mod tests {
             floating: false,
             unconfirmed: false,
             or_system: false,
+            by: None,
         };
         let events = [marked.clone(), owner_gone.clone(), gone];
         let sem = Profile::K8s120.semantics();
@@ -580,6 +594,28 @@ mod tests {
         // With no other ReplicaSet matching, nothing names it.
         let alone = cluster(rs(1), vec![pod("a", 2, true)]);
         assert_eq!(judge(&alone, gone), None);
+    }
+
+    #[test]
+    fn the_collector_deleting_a_live_owners_pod_breaks_its_rule_when_named() {
+        let mut collected = by_system(EventType::Deleted, pod("a", 2, true));
+        let owned = cluster(rs(1), vec![pod("a", 2, true)]);
+        // Unnamed, it is anyone's delete of a pod its owner has no surplus of: nothing.
+        assert_eq!(judge(&owned, collected.clone()), None);
+        collected.by = Some(Component::GarbageCollector);
+        assert_eq!(
+            judge(&owned, collected.clone()),
+            Some(GC_DELETES_ONLY_DEPENDENTS_OF_GONE)
+        );
+        // Its owner deleting its dependents in the foreground: the collector's to delete.
+        let mut deleting = rs(1);
+        deleting.meta.deletion_timestamp = Some(7);
+        deleting.meta.finalizers.push(Finalizer::ForegroundDeletion);
+        let foreground = cluster(deleting, vec![pod("a", 2, true)]);
+        assert_eq!(judge(&foreground, collected.clone()), None);
+        // The same delete named the controller's is judged as before.
+        collected.by = Some(Component::ReplicaSetController);
+        assert_eq!(judge(&owned, collected), None);
     }
 
     #[test]

@@ -24,6 +24,8 @@
 //!                                           //   this write was committed at all (see below)
 //!           "orSystem": true                // optional, with `step`: the recording does not
 //!                                           //   say whether the step or the system wrote it
+//!           "by": "garbage-collector"       // optional, without `step`: the component the
+//!                                           //   recording names as the writer (see below)
 //!         }, …
 //!       ],
 //!       "refused": [                        // optional: requests of the segment's apply,
@@ -76,6 +78,13 @@
 //! claim ([`crate::import`]). Its `step` is the scenario step that would have made it, a pod
 //! step whose count is an upper bound (`upTo: N`); a model run may make it by that step or by
 //! the system (the controller, the garbage collector), and the verdict says which it took.
+//!
+//! `by` is the system component an import took as a write's author
+//! (`replicaset-controller` or `garbage-collector`): an audit log names it by user agent, a
+//! watch import by its attribution rules (a field manager, a claiming event, an owner
+//! gone). A model run may still make the write by any component that can, so it never
+//! decides conformance; it names what a write no run makes breaks where only its author
+//! tells ([`crate::broken`]: the collector deleting a pod whose controller is live).
 //!
 //! `refused` is how a step that the scenario expects to be refused (`refused: Invalid`) is
 //! judged on the cluster's side: a refused request writes nothing, so only the runner that
@@ -147,6 +156,18 @@ pub struct RawEvent {
         skip_serializing_if = "std::ops::Not::not"
     )]
     pub or_system: bool,
+    /// The system component the recording names as the writer (see the schema above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<Component>,
+}
+
+/// A system component a recording can name as a write's author.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Component {
+    #[serde(rename = "replicaset-controller")]
+    ReplicaSetController,
+    #[serde(rename = "garbage-collector")]
+    GarbageCollector,
 }
 
 /// The objects at a settle point, as listed.
@@ -208,6 +229,8 @@ pub struct Event {
     pub unconfirmed: bool,
     /// Made by its step or by the system ([`RawEvent::or_system`]).
     pub or_system: bool,
+    /// The component the recording names as its writer ([`RawEvent::by`]).
+    pub by: Option<Component>,
 }
 
 impl Event {
@@ -361,6 +384,14 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
                         ));
                     }
                     last_rv = rv;
+                    if e.by.is_some() && e.step.is_some() {
+                        return Err(InputError::in_file(
+                            file,
+                            format!(
+                                "{field}: both step and by: a write is its step's or a system component's, not both"
+                            ),
+                        ));
+                    }
                     out.push(Event {
                         event_type: e.event_type,
                         step: e.step,
@@ -369,6 +400,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
                         floating: e.floating,
                         unconfirmed: e.unconfirmed,
                         or_system: e.or_system,
+                        by: e.by,
                     });
                 }
                 Some(out)
@@ -678,5 +710,26 @@ mod tests {
             (model.meta.generation, model.status.observed_generation),
             (5, 5)
         );
+    }
+
+    /// A write is its step's or a component's: naming both is bad input, named by field;
+    /// naming the component alone reads.
+    #[test]
+    fn an_event_names_a_step_or_a_component() {
+        let trace = |extra: &str| {
+            format!(
+                r#"{{"schema": "{SCHEMA}", "scenario": "s", "segments": [{{"events": [
+                    {{"type": "ADDED", {extra} "object": {{"apiVersion": "v1", "kind": "Pod",
+                      "metadata": {{"name": "p", "uid": "u", "resourceVersion": "1"}}}}}}],
+                  "settled": {{"replicasets": [], "pods": []}}}}]}}"#
+            )
+        };
+        let file = Path::new("t.json");
+        let by = parse(file, &trace(r#""by": "garbage-collector","#)).unwrap();
+        let events = by.segments[0].events.as_ref().unwrap();
+        assert_eq!(events[0].by, Some(Component::GarbageCollector));
+        let both = parse(file, &trace(r#""step": 0, "by": "replicaset-controller","#));
+        let e = both.unwrap_err().to_string();
+        assert!(e.contains("segments[0].events[0]: both step and by"), "{e}");
     }
 }

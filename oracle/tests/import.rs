@@ -738,9 +738,8 @@ fn a_pod_counted_by_two_replicasets_is_rejected_by_the_count() {
 /// `scale` (v1.20.2), once frontend is scaled down to one and counts it (line 30), the
 /// garbage collector deletes the pod left, frontend-bfg48, as if its owner were gone (an
 /// owner lookup answered from a stale cache), and the controller replaces it. The log names
-/// the collector as the deleter, but the observed trace carries no writer, and the
-/// oracle's rules name a delete of a controlled pod only by its controller's surplus or a
-/// rival ReplicaSet matching it (neither here): rejected, naming nothing.
+/// the collector as the deleter (its user agent), the import keeps that name on the
+/// delete's events (`by`), and the oracle names the rule the collector broke.
 #[test]
 fn a_gc_delete_of_a_live_owners_pod_is_rejected() {
     let v = judged(&imported("scale.v1.20.2", |lines| {
@@ -774,7 +773,7 @@ fn a_gc_delete_of_a_live_owners_pod_is_rejected() {
             set_status(lines, 33, field, 0);
         }
     }));
-    assert_rejected_not_naming(&v, GC_DELETES_ONLY_DEPENDENTS_OF_GONE, None);
+    assert_rejected_for(&v, GC_DELETES_ONLY_DEPENDENTS_OF_GONE);
 }
 
 /// A dependent left referencing its gone owner: in `delete-orphan`, the garbage collector's

@@ -613,7 +613,7 @@ fn a_pod_counted_by_two_replicasets_is_rejected_by_the_count() {
 /// shows no deleter, and no claim names this deletion: the import takes it for a client's
 /// step, and a user deleting a pod the controller then replaces is a run of the model. The
 /// watch import cannot tell this from `kubectl delete pod`; an audit log names the
-/// collector (and the oracle rejects it there, naming nothing: `tests/import.rs`).
+/// collector, and the oracle rejects it there naming the rule (`tests/import.rs`).
 #[test]
 fn a_gc_delete_of_a_live_owners_pod_is_taken_for_a_clients() {
     let ns = namespace("rsmc-delete-orphan-");

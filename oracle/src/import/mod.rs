@@ -536,6 +536,7 @@ impl Importer {
                 floating: false,
                 unconfirmed: false,
                 or_system: false,
+                by: write.writer.component(),
             },
         })
     }
@@ -583,6 +584,7 @@ impl Importer {
                     floating: false,
                     unconfirmed,
                     or_system: false,
+                    by: r.writer.component(),
                 },
             })
             .collect()
@@ -680,6 +682,7 @@ impl Importer {
                         floating: change.floating,
                         unconfirmed: false,
                         or_system: r.or_system,
+                        by: r.writer.component(),
                     },
                 });
             }

@@ -10,6 +10,7 @@
 //! Another implementation under test is named by its user or user agent
 //! ([`Attribution::controllers`]); `rsmc controller` sends [`REFERENCE_USER_AGENT`].
 
+use crate::observed::Component;
 use std::fmt;
 
 /// The user agent of the reference controller (`rsmc controller`) names itself by.
@@ -33,6 +34,19 @@ impl fmt::Display for Writer {
             Writer::GarbageCollector => f.write_str("the garbage collector"),
             Writer::NamespaceController => f.write_str("the namespace controller"),
             Writer::Client(who) => f.write_str(who),
+        }
+    }
+}
+
+impl Writer {
+    /// The component an observed trace names as the writer ([`Component`]): the two whose
+    /// writes the model makes; `None` for a client (its writes are steps) and the namespace
+    /// controller (the recording is cut where it begins).
+    pub fn component(&self) -> Option<Component> {
+        match self {
+            Writer::ReplicaSetController => Some(Component::ReplicaSetController),
+            Writer::GarbageCollector => Some(Component::GarbageCollector),
+            Writer::NamespaceController | Writer::Client(_) => None,
         }
     }
 }

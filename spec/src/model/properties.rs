@@ -7,7 +7,7 @@
 
 use super::state::State;
 use super::RsModel;
-use crate::api::{DeleteOptions, OwnerRefPatch, Request};
+use crate::api::{DeleteOptions, OwnerRefPatch, Request, View};
 use crate::controller::sync::Phase;
 use crate::object::{Finalizer, Pod, ReplicaSet, Uid};
 use stateright::Property;
@@ -105,6 +105,19 @@ pub fn status_consistent(rs: &ReplicaSet) -> bool {
     st.ready_replicas <= st.replicas
         && st.available_replicas <= st.ready_replicas
         && st.observed_generation <= rs.meta.generation
+}
+
+/// [`GC_DELETES_ONLY_DEPENDENTS_OF_GONE`]: whether `pod`'s controller is there, with the UID
+/// the reference names, and not deleting its dependents in the foreground, so the garbage
+/// collector may not delete the pod. The model's check and the oracle's naming of a
+/// cluster's divergent delete both judge by it.
+pub fn controller_keeps(replicasets: &View<ReplicaSet>, pod: &Pod) -> bool {
+    pod.meta.controller_ref().is_some_and(|r| {
+        replicasets.get(&r.name).is_some_and(|o| {
+            o.meta.uid == r.uid
+                && !(o.meta.is_deleting() && o.meta.has_finalizer(Finalizer::ForegroundDeletion))
+        })
+    })
 }
 
 /// [`ADOPTION_RULES`] for one adoption of `pod` by the ReplicaSet with UID `adopter`, whose
@@ -321,12 +334,7 @@ pub(super) fn before_gc_request(s: &mut State, req: &Request) {
     if uid_precondition.is_some_and(|u| u != pod.meta.uid) {
         return;
     }
-    let owner_alive = pod.meta.controller_ref().is_some_and(|r| {
-        s.api.replicasets.get(&r.name).is_some_and(|o| {
-            o.meta.uid == r.uid
-                && !(o.meta.is_deleting() && o.meta.has_finalizer(Finalizer::ForegroundDeletion))
-        })
-    });
+    let owner_alive = controller_keeps(&s.api.replicasets, pod);
     let pod_uid = pod.meta.uid;
     let orphaned = pod
         .meta
