@@ -93,10 +93,10 @@ pub fn broken_by(
     }
     match (old.as_deref(), after) {
         (None, Some(new)) => created(&cluster, new),
-        (Some(old), Some(new)) if !old.meta.is_deleting() && new.meta.is_deleting() => {
-            deleted(&cluster, old, event.by, &promises, sem)
-        }
-        (Some(old), None) if !old.meta.is_deleting() => {
+        // A deletion begins: the mark, or the removal of a pod never marked.
+        (Some(old), new)
+            if !old.meta.is_deleting() && new.is_none_or(|new| new.meta.is_deleting()) =>
+        {
             deleted(&cluster, old, event.by, &promises, sem)
         }
         (Some(old), Some(new)) => adopted(&cluster, old, new),

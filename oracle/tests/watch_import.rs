@@ -51,21 +51,12 @@ fn import(
     namespace: &str,
     doctor: impl FnOnce(&mut Vec<Value>, &mut Vec<Value>),
 ) -> Result<Imported, InputError> {
-    import_without(namespace, doctor, &[])
+    import_doctored(namespace, |pods, rs, _| doctor(pods, rs), &[])
 }
 
-/// [`import`] with the watches of the fixture streams named in `left_out` (`events`,
+/// [`import`] with the stream of the controllers' `SuccessfulDelete` events (the claims)
+/// doctored too, and the watches of the fixture streams named in `left_out` (`events`,
 /// `configmaps`) left out.
-fn import_without(
-    namespace: &str,
-    doctor: impl FnOnce(&mut Vec<Value>, &mut Vec<Value>),
-    left_out: &[&str],
-) -> Result<Imported, InputError> {
-    import_doctored(namespace, |pods, rs, _| doctor(pods, rs), left_out)
-}
-
-/// [`import_without`] with the stream of the controllers' `SuccessfulDelete` events (the
-/// claims) doctored too.
 fn import_doctored(
     namespace: &str,
     doctor: impl FnOnce(&mut Vec<Value>, &mut Vec<Value>, &mut Vec<Value>),
@@ -177,7 +168,7 @@ fn fault_runs_conform_by_their_marks() {
         assert!(v.conforms, "{prefix}: {steps:#?}\n{}", render(&v));
     }
     let restart = namespace("rsmc-counterexample-adoption-by-a-deleting-ow");
-    let unmarked = import_without(&restart, |_, _| {}, &["configmaps"]).unwrap();
+    let unmarked = import_doctored(&restart, |_, _, _| {}, &["configmaps"]).unwrap();
     assert!(!commands(&unmarked).iter().any(|s| s.contains("fault")));
     assert!(!judged(&unmarked).conforms);
 }
@@ -359,7 +350,7 @@ fn a_claimed_deletion_is_the_controllers() {
             .filter(|c| c.contains("delete") && c.contains("pod1"))
             .count()
     };
-    let without = import_without(&ns, |_, _| {}, &["events"]).unwrap();
+    let without = import_doctored(&ns, |_, _, _| {}, &["events"]).unwrap();
     assert_eq!(
         pod1_deletes(&without),
         pod1_deletes(&with) + 1,
