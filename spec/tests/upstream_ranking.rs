@@ -439,3 +439,49 @@ fn the_ignore_ranking_switch_deletes_what_the_ranking_keeps() {
         sets(&[&["older"]])
     );
 }
+
+/// The check a model step makes of a sync's pick agrees with the sets offered: every set of
+/// `diff` pods (every subset of that size, for these small cases) is accepted exactly when
+/// `victim_choices` offers it, in either order of the ranking.
+#[test]
+fn a_pick_is_accepted_exactly_when_it_is_an_offered_set() {
+    fn subsets(names: &[String], k: usize) -> Vec<Vec<String>> {
+        if k == 0 {
+            return vec![vec![]];
+        }
+        let Some((first, rest)) = names.split_first() else {
+            return vec![];
+        };
+        let mut with: Vec<Vec<String>> = subsets(rest, k - 1)
+            .into_iter()
+            .map(|mut s| {
+                s.insert(0, first.clone());
+                s
+            })
+            .collect();
+        with.extend(subsets(rest, k));
+        with
+    }
+    for case in cases() {
+        let pods: Vec<&Pod> = case.pods.iter().collect();
+        let mut names: Vec<String> = pods.iter().map(|p| p.meta.name.clone()).collect();
+        names.sort();
+        let size = case.diff.min(pods.len());
+        for profile in Profile::ALL {
+            let sem = profile.semantics();
+            for order in [Order::Ranked, Order::KeptFirst] {
+                let offered = ranking::victim_choices(&pods, &pods, case.diff, &sem, order);
+                for set in subsets(&names, size) {
+                    let mut reversed = set.clone();
+                    reversed.reverse();
+                    assert_eq!(
+                        ranking::is_victim_choice(&pods, &pods, case.diff, &sem, order, &reversed),
+                        offered.contains(&set),
+                        "{} [{profile}] {order:?} {set:?}",
+                        case.name
+                    );
+                }
+            }
+        }
+    }
+}

@@ -89,23 +89,31 @@ pub enum Order {
     KeptFirst,
 }
 
-/// Every set of `diff` pods `getPodsToDelete` may return, as sorted name lists. Whole tiers
-/// of equal rank go first; from the tier that straddles the cut, any subset of the right
-/// size may be chosen. `order` says from which end of the ranking.
-pub fn victim_choices(
-    pods: &[&Pod],
+/// Where a scale-down by `diff` cuts the ranking: the pods that go whichever set is picked,
+/// and the tier of equal rank that straddles the cut, of which `take` go.
+struct Cut<'a> {
+    sure: Vec<String>,
+    tier: Vec<&'a str>,
+    take: usize,
+}
+
+fn cut<'a>(
+    pods: &[&'a Pod],
     related: &[&Pod],
     diff: usize,
     sem: &Semantics,
     order: Order,
-) -> Vec<Vec<String>> {
-    if diff == 0 {
-        return vec![vec![]];
-    }
-    if diff >= pods.len() {
-        let mut all: Vec<String> = pods.iter().map(|p| p.meta.name.clone()).collect();
-        all.sort();
-        return vec![all];
+) -> Cut<'a> {
+    if diff == 0 || diff >= pods.len() {
+        let sure = match diff {
+            0 => Vec::new(),
+            _ => pods.iter().map(|p| p.meta.name.clone()).collect(),
+        };
+        return Cut {
+            sure,
+            tier: Vec::new(),
+            take: 0,
+        };
     }
     let ranks = colocation(pods, related);
     let mut keyed: Vec<(RankKey, &str)> = pods
@@ -132,7 +140,22 @@ pub fn victim_choices(
         .filter(|(k, _)| *k == cut_key)
         .map(|(_, n)| *n)
         .collect();
-    combinations(&tier, diff - sure.len())
+    let take = diff - sure.len();
+    Cut { sure, tier, take }
+}
+
+/// Every set of `diff` pods `getPodsToDelete` may return, as sorted name lists. Whole tiers
+/// of equal rank go first; from the tier that straddles the cut, any subset of the right
+/// size may be chosen. `order` says from which end of the ranking.
+pub fn victim_choices(
+    pods: &[&Pod],
+    related: &[&Pod],
+    diff: usize,
+    sem: &Semantics,
+    order: Order,
+) -> Vec<Vec<String>> {
+    let Cut { sure, tier, take } = cut(pods, related, diff, sem, order);
+    combinations(&tier, take)
         .into_iter()
         .map(|pick| {
             let mut set = sure.clone();
@@ -141,6 +164,28 @@ pub fn victim_choices(
             set
         })
         .collect()
+}
+
+/// Whether `chosen` is one of the [`victim_choices`], without making them all: a sync picking
+/// 17 victims among 20 tied pods has 1,140 sets, and each pick is checked against them.
+pub fn is_victim_choice(
+    pods: &[&Pod],
+    related: &[&Pod],
+    diff: usize,
+    sem: &Semantics,
+    order: Order,
+    chosen: &[String],
+) -> bool {
+    let Cut { sure, tier, take } = cut(pods, related, diff, sem, order);
+    let mut distinct = chosen.to_vec();
+    distinct.sort();
+    distinct.dedup();
+    distinct.len() == chosen.len()
+        && chosen.len() == sure.len() + take
+        && chosen
+            .iter()
+            .all(|c| sure.contains(c) || tier.contains(&c.as_str()))
+        && sure.iter().all(|s| chosen.contains(s))
 }
 
 /// All `k`-element subsets of `items`, in order.

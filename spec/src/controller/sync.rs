@@ -376,12 +376,21 @@ impl SyncTask {
         ranking::victim_choices(&claimed, &[], diff, view.sem, order)
     }
 
-    /// The victim sets the ranking allows for this sync, when it is choosing them: what the
-    /// property [`crate::model::properties::SCALE_DOWN_RANKED`] holds a choice to.
-    pub fn ranked_choices(&self, view: &SyncView) -> Option<Vec<Vec<String>>> {
+    /// Whether `chosen` is a victim set the ranking allows for this sync, when it is choosing
+    /// them: what the property [`crate::model::properties::SCALE_DOWN_RANKED`] holds a choice
+    /// to.
+    pub fn ranked_choice(&self, view: &SyncView, chosen: &[String]) -> Option<bool> {
         match self.phase {
             Phase::ChooseVictims { diff } => {
-                Some(self.victim_choices(view, diff, ranking::Order::Ranked))
+                let claimed: Vec<&Pod> = self.claimed.iter().filter_map(|n| view.pod(n)).collect();
+                Some(ranking::is_victim_choice(
+                    &claimed,
+                    &[],
+                    diff,
+                    view.sem,
+                    ranking::Order::Ranked,
+                    chosen,
+                ))
             }
             _ => None,
         }

@@ -243,12 +243,10 @@ pub(super) fn before_controller_request(
     broken
 }
 
-/// Checks made when a sync picks its scale-down victims (`chosen`, in the order their
-/// deletes will go out) among the sets the ranking allows (`ranked`, each sorted).
-pub(super) fn on_victims_chosen(s: &mut State, ranked: &[Vec<String>], chosen: &[String]) {
-    let mut set = chosen.to_vec();
-    set.sort();
-    if !ranked.contains(&set) {
+/// Checks made when a sync picks its scale-down victims: `ranked`, whether the set is one
+/// the ranking allows.
+pub(super) fn on_victims_chosen(s: &mut State, ranked: bool) {
+    if !ranked {
         flag(s, SCALE_DOWN_RANKED);
     }
 }

@@ -242,8 +242,8 @@ impl RsModel {
                 let rs_view = n.api.replicasets_at(task.read_at.0);
                 let pods_view = n.api.pods_at(task.read_at.1);
                 let view = self.sync_view(&rs_view, &pods_view, &task.key);
-                if let Some(ranked) = task.ranked_choices(&view) {
-                    prop::on_victims_chosen(n, &ranked, pods);
+                if let Some(ranked) = task.ranked_choice(&view, pods) {
+                    prop::on_victims_chosen(n, ranked);
                 }
                 let c = &mut n.controllers[ci];
                 let task = c.workers[*worker as usize].as_mut()?;
