@@ -11,6 +11,7 @@ pub mod binding;
 pub mod broken;
 pub mod cover;
 pub mod delete_claims;
+mod doomed;
 pub mod error;
 pub mod explore;
 pub mod import;

@@ -19,7 +19,7 @@ use crate::binding::{invisible, model_event_object, same_write, Binding};
 use crate::explore::{fingerprint, successors};
 use crate::observed::{Event, EventType, Object, Snapshot};
 use rsmc_spec::budget::{Budget, Exhausted};
-use rsmc_spec::model::{Action, RsModel, State, UpToRevisions};
+use rsmc_spec::model::{Action, RsModel, State, UpToRevisions, Watcher};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
 /// What the search needs to know about the scenario.
@@ -316,6 +316,17 @@ impl Node {
     }
 
     /// What identifies the node for the searches' visited sets.
+    /// The visible recorded writes this node has still to produce: those after `matched`,
+    /// and the floating ones it went past.
+    pub(crate) fn still_to_produce<'a>(&self, visible: &[(usize, &'a Event)]) -> Vec<&'a Event> {
+        let later = visible.get(self.matched..).unwrap_or_default();
+        self.postponed
+            .iter()
+            .map(|&at| visible[at].1)
+            .chain(later.iter().map(|(_, e)| *e))
+            .collect()
+    }
+
     pub fn fingerprint(&self) -> u64 {
         fingerprint(&(
             UpToRevisions(&self.state),
@@ -448,7 +459,25 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
             format!("step {} is expected to be refused, but the model's API server {answer}, so no run goes past it", step + 1),
         ));
     }
-    for (action, n) in successors(segment.model, s) {
+    let mut moves = successors(segment.model, s);
+    if segment.model.gc_deliveries_go_first(s) {
+        let gc_delivery = |a: &Action| {
+            matches!(
+                a,
+                Action::Deliver {
+                    watcher: Watcher::GarbageCollector,
+                    ..
+                }
+            )
+        };
+        if moves.iter().any(|(a, _)| gc_delivery(a)) {
+            // They commute with every other move (the model's `commute` module says why):
+            // taking them first loses no run, and spares trying every other place for them.
+            moves.retain(|(a, _)| gc_delivery(a));
+            next.clear();
+        }
+    }
+    for (action, n) in moves {
         let writes = model_writes(s, &n);
         if writes.is_empty() {
             let likely = match &action {

@@ -29,7 +29,7 @@
 use crate::binding::{match_objects, Binding, ModelObjects};
 use crate::observed::{Event, Observed};
 use crate::validate::{
-    describe_event, expand, visible, Divergence, Frontier, Node, Readings, Segment,
+    describe_event, expand, visible, Divergence, Expansion, Frontier, Node, Readings, Segment,
 };
 use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::model::{RsModel, State};
@@ -143,6 +143,25 @@ pub struct Recording<'a> {
     pub open_end: bool,
 }
 
+/// The steps from `node` that keep the model in step with the recording, less the victim
+/// sets the rest of the segment rules out ([`crate::doomed`]). `open_end`: the segment may
+/// end before its syncs do.
+fn steps(segment: &Segment, visible: &[(usize, &Event)], node: &Node, open_end: bool) -> Expansion {
+    let mut expansion = expand(segment, visible, node);
+    let rest = node.still_to_produce(visible);
+    let mut ruled_out = Vec::new();
+    expansion.next.retain(|(_, child)| {
+        match crate::doomed::ruled_out(segment, open_end, &rest, node, child) {
+            Some(why) => ruled_out.push((node.matched, why)),
+            None => return true,
+        }
+        false
+    });
+    // What the model could do here that the recording rules out, for the divergence.
+    expansion.refused.extend(ruled_out);
+    expansion
+}
+
 /// Search for a run of `recording` from the model's initial states. `avoid`, when given,
 /// prunes every run that breaks that safety property: a run found then shows that not every
 /// matching run breaks it.
@@ -188,7 +207,14 @@ pub fn search(
             Entry::Node(k, node) => (k, *node),
             Entry::Siblings(k, parent) => {
                 // Backtracking to here: the rest of the parent's steps, made again.
-                let mut next = expand(&segments[k], &visible[k], &parent).next;
+                let last = k + 1 == segments.len();
+                let mut next = steps(
+                    &segments[k],
+                    &visible[k],
+                    &parent,
+                    last && recording.open_end,
+                )
+                .next;
                 next.sort_by_key(|(likely, _)| *likely);
                 stack.extend(
                     next.into_iter()
@@ -223,7 +249,8 @@ pub fn search(
         if avoid.is_some_and(|p| node.state.ghost.violated.contains(p)) {
             continue;
         }
-        let expansion = expand(&segments[k], &visible[k], &node);
+        let last = k + 1 == segments.len();
+        let expansion = steps(&segments[k], &visible[k], &node, last && recording.open_end);
         if k > furthest.0 {
             furthest = (k, FrontierAt::default());
         }
@@ -233,7 +260,6 @@ pub fn search(
                 .frontier
                 .note(&node, &expansion, visible[k].len());
         }
-        let last = k + 1 == segments.len();
         if last && recording.open_end && node.produced_all(visible[k].len()) {
             return Ok(Found::Run {
                 readings: node.readings,

@@ -4,6 +4,7 @@
 
 pub mod action;
 mod canonical;
+mod commute;
 pub use canonical::{set_reduction, Reduction, UpToPods, UpToRevisions};
 mod describe;
 mod enabled;

@@ -1,0 +1,109 @@
+//! Scale-down victim sets the rest of a recording rules out, so that the witness search
+//! need not follow them.
+//!
+//! When the ranking leaves ties, a sync picks its victims among them, and the model offers
+//! every set ([`rsmc_spec::model::Action::Choose`]): C(20, 17) = 1,140 of them for 20
+//! unbound pods scaled to 3. A recording that shows the whole scale-down pins the set down
+//! by its deletions, but the search learns that only delete by delete, and a recording no
+//! run produces (a client deleting one surplus pod while the controller does nothing) has
+//! it follow every set through every interleaving before it can say so.
+//!
+//! A set is ruled out when one of its victims is a live pod, not being deleted, whose
+//! deletion the rest of the segment never shows: the sync sends a delete for every victim
+//! (a failed delete does not stop the others), the delete of a live pod is a write, and the
+//! sync is done before the segment's settle point (a busy worker is a system move, and a
+//! settle waits for none). Nor could anyone delete the pod first without a recorded write.
+//! That argument needs the sync to run to its end within the segment, so the rule stands
+//! down where it might not: a run stopped short (its last segment ends with its writes), a
+//! controller that may crash or hand over, requests a gate may hold past the settle point,
+//! and deletes with preconditions (the proposed fix of #138818: a delete of a pod written
+//! since fails and writes nothing).
+
+use crate::observed::{Event, EventType, Object};
+use crate::validate::{Node, Segment};
+use rsmc_spec::controller::sync::Phase;
+use rsmc_spec::model::{Action, ScriptStep, State};
+
+/// Why `child`, a step from `parent`, is a sync's pick of a victim set the rest of the
+/// segment rules out (`rest`: the visible writes still to be produced), if it is: a victim
+/// whose deletion is never recorded, named as the cluster names it.
+pub(crate) fn ruled_out(
+    segment: &Segment,
+    open_end: bool,
+    rest: &[&Event],
+    parent: &Node,
+    child: &Node,
+) -> Option<String> {
+    let (key, victims) = picked(&parent.state, &child.state)?;
+    if open_end || !runs_to_its_end(segment, &child.state) {
+        return None;
+    }
+    let spared = victims.iter().find_map(|v| {
+        let live = child
+            .state
+            .api
+            .pods
+            .get(v)
+            .is_some_and(|p| !p.meta.is_deleting());
+        let name = child.binding.observed_name(v)?;
+        (live && !rest.iter().any(|e| deletes(e, name))).then_some(name)
+    })?;
+    Some(format!(
+        "the sync of {key} picks {} victims, among them pod/{spared}, whose deletion the recording does not show before the settle point",
+        victims.len()
+    ))
+}
+
+/// The key and the victims of a sync that picked a set in the step from `parent` to `child`.
+fn picked<'a>(parent: &State, child: &'a State) -> Option<(&'a str, &'a [String])> {
+    child
+        .controllers
+        .iter()
+        .zip(&parent.controllers)
+        .find_map(|(c, p)| {
+            c.workers.iter().flatten().find_map(|task| {
+                let Phase::Delete {
+                    victims, next: 0, ..
+                } = &task.phase
+                else {
+                    return None;
+                };
+                let was_choosing =
+                    p.workers.iter().flatten().any(|t| {
+                        t.key == task.key && matches!(t.phase, Phase::ChooseVictims { .. })
+                    });
+                was_choosing.then_some((task.key.as_str(), victims.as_slice()))
+            })
+        })
+}
+
+/// Whether every sync in `s` will send all its requests before the segment settles (see the
+/// module's notes).
+fn runs_to_its_end(segment: &Segment, s: &State) -> bool {
+    let model = segment.model;
+    let Some(script) = &model.script else {
+        return false;
+    };
+    let to_come = &script.steps[(s.script.step as usize).min(script.steps.len())..];
+    let interrupts = to_come.iter().any(|step| match step {
+        ScriptStep::Move(a) | ScriptStep::Refused { action: a, .. } => matches!(
+            a,
+            Action::CrashController { .. }
+                | Action::StartSecondLeader
+                | Action::StopFirstLeader
+                | Action::HoldRequests { .. }
+        ),
+        _ => false,
+    });
+    !interrupts && s.script.requests.is_empty() && !model.sem.delete_precondition
+}
+
+/// Whether the recorded event `e` deletes (marks or removes) the cluster's pod `name`.
+fn deletes(e: &Event, name: &str) -> bool {
+    match &e.object {
+        Object::Pod(p) if p.meta.name == name => {
+            e.event_type == EventType::Deleted || p.meta.is_deleting()
+        }
+        _ => false,
+    }
+}
