@@ -22,7 +22,7 @@
 use crate::observed::{Event, EventType, Object};
 use crate::validate::{Node, Segment};
 use rsmc_spec::controller::sync::Phase;
-use rsmc_spec::model::{Action, ScriptStep, State};
+use rsmc_spec::model::{Action, State};
 
 /// Why `child`, a step from `parent`, is a sync's pick of a victim set the rest of the
 /// segment rules out (`rest`: the visible writes still to be produced), if it is: a victim
@@ -84,16 +84,14 @@ fn runs_to_its_end(segment: &Segment, s: &State) -> bool {
     let Some(script) = &model.script else {
         return false;
     };
-    let to_come = &script.steps[(s.script.step as usize).min(script.steps.len())..];
-    let interrupts = to_come.iter().any(|step| match step {
-        ScriptStep::Move(a) | ScriptStep::Refused { action: a, .. } => matches!(
+    let interrupts = script.moves_to_come(&s.script).any(|a| {
+        matches!(
             a,
             Action::CrashController { .. }
                 | Action::StartSecondLeader
                 | Action::StopFirstLeader
                 | Action::HoldRequests { .. }
-        ),
-        _ => false,
+        )
     });
     !interrupts && s.script.requests.is_empty() && !model.sem.delete_precondition
 }

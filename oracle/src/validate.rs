@@ -315,7 +315,6 @@ impl Node {
         }
     }
 
-    /// What identifies the node for the searches' visited sets.
     /// The visible recorded writes this node has still to produce: those after `matched`,
     /// and the floating ones it went past.
     pub(crate) fn still_to_produce<'a>(&self, visible: &[(usize, &'a Event)]) -> Vec<&'a Event> {
@@ -327,6 +326,7 @@ impl Node {
             .collect()
     }
 
+    /// What identifies the node for the searches' visited sets.
     pub fn fingerprint(&self) -> u64 {
         fingerprint(&(
             UpToRevisions(&self.state),

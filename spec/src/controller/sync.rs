@@ -372,8 +372,12 @@ impl SyncTask {
         diff: usize,
         order: ranking::Order,
     ) -> Vec<Vec<String>> {
-        let claimed: Vec<&Pod> = self.claimed.iter().filter_map(|n| view.pod(n)).collect();
-        ranking::victim_choices(&claimed, &[], diff, view.sem, order)
+        ranking::victim_choices(&self.claimed_pods(view), &[], diff, view.sem, order)
+    }
+
+    /// The pods this sync has claimed, as its cache shows them.
+    fn claimed_pods<'v>(&self, view: &'v SyncView) -> Vec<&'v Pod> {
+        self.claimed.iter().filter_map(|n| view.pod(n)).collect()
     }
 
     /// Whether `chosen` is a victim set the ranking allows for this sync, when it is choosing
@@ -381,17 +385,14 @@ impl SyncTask {
     /// to.
     pub fn ranked_choice(&self, view: &SyncView, chosen: &[String]) -> Option<bool> {
         match self.phase {
-            Phase::ChooseVictims { diff } => {
-                let claimed: Vec<&Pod> = self.claimed.iter().filter_map(|n| view.pod(n)).collect();
-                Some(ranking::is_victim_choice(
-                    &claimed,
-                    &[],
-                    diff,
-                    view.sem,
-                    ranking::Order::Ranked,
-                    chosen,
-                ))
-            }
+            Phase::ChooseVictims { diff } => Some(ranking::is_victim_choice(
+                &self.claimed_pods(view),
+                &[],
+                diff,
+                view.sem,
+                ranking::Order::Ranked,
+                chosen,
+            )),
             _ => None,
         }
     }

@@ -31,7 +31,6 @@
 //! collector's position forward, and nothing moves it back.
 
 use super::action::Action;
-use super::script::ScriptStep;
 use super::state::{Positions, State};
 use super::RsModel;
 use crate::gc;
@@ -46,18 +45,12 @@ impl RsModel {
         let Some(script) = &self.script else {
             return false;
         };
-        let steps_touch_informers = script.steps
-            [(s.script.step as usize).min(script.steps.len())..]
-            .iter()
-            .any(|step| match step {
-                ScriptStep::Move(a) | ScriptStep::Refused { action: a, .. } => matches!(
-                    a,
-                    Action::HoldEvents { .. }
-                        | Action::ReleaseEvents { .. }
-                        | Action::Relist { .. }
-                ),
-                _ => false,
-            });
+        let steps_touch_informers = script.moves_to_come(&s.script).any(|a| {
+            matches!(
+                a,
+                Action::HoldEvents { .. } | Action::ReleaseEvents { .. } | Action::Relist { .. }
+            )
+        });
         if steps_touch_informers || s.script.draining != Positions::default() {
             return false;
         }

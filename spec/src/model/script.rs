@@ -393,6 +393,17 @@ impl ScriptPos {
 }
 
 impl Script {
+    /// The moves of the steps from `pos` on (a refused one's too): what the scenario will still
+    /// do, for the searches that may only reorder moves no step to come interferes with.
+    pub fn moves_to_come(&self, pos: &ScriptPos) -> impl Iterator<Item = &Action> {
+        self.steps[(pos.step as usize).min(self.steps.len())..]
+            .iter()
+            .filter_map(|step| match step {
+                ScriptStep::Move(a) | ScriptStep::Refused { action: a, .. } => Some(a),
+                _ => None,
+            })
+    }
+
     /// The script's steps up to and including its `n`-th settle (0-based): the segment a run
     /// between two observation points covers.
     pub fn settle_indices(&self) -> Vec<usize> {
