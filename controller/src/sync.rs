@@ -174,10 +174,12 @@ impl Run<'_> {
                         &mut memory.namespace(self.namespace).expectations,
                     );
                 }
-                Pending::Choose(mut sets) => {
+                // Any of the sets is the ranking's; listing them all could take more memory than
+                // the machine has (a tier of 40 tied pods halved has 137 billion).
+                Pending::Choose(sets) => {
                     let mut memory = self.ctx.memory();
                     let m = memory.namespace(self.namespace);
-                    task.choose(sets.swap_remove(0), &mut m.expectations);
+                    task.choose(sets.first(), &mut m.expectations);
                     // `manageReplicas` has just called ExpectDeletions.
                     m.record_set(self.key, self.started);
                 }

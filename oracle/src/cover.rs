@@ -190,7 +190,7 @@ fn situations(model: &RsModel, s: &State, action: &Action, n: &State) -> Vec<&'s
     {
         let c = &s.controllers[*controller as usize];
         if let Some(task) = &c.workers[*worker as usize] {
-            if matches!(model.pending(s, c, task), Pending::Choose(sets) if sets.len() > 1) {
+            if matches!(model.pending(s, c, task), Pending::Choose(sets) if sets.count() > 1) {
                 out.push(SITUATIONS[4]);
             }
         }

@@ -69,6 +69,7 @@ pub fn outcomes(
             continue;
         }
         meter.check(seen.len())?;
+        model.check_victim_sets(&s, seen.len())?;
         if s.script.step as usize > settle {
             found.push(s);
             continue;

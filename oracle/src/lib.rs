@@ -18,6 +18,7 @@ pub mod import;
 pub mod judge;
 pub mod manifest;
 pub mod observed;
+mod picks;
 pub mod prepared;
 pub mod readings;
 pub mod refusals;

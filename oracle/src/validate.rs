@@ -119,7 +119,7 @@ fn deferrable_removal(
 }
 
 /// The model's compared writes of one step from `s` to `n`.
-fn model_writes(s: &State, n: &State) -> Vec<(EventType, Object)> {
+pub(crate) fn model_writes(s: &State, n: &State) -> Vec<(EventType, Object)> {
     let mut previous: BTreeMap<(bool, String), Object> = BTreeMap::new();
     let mut out = Vec::new();
     for e in n.api.log.iter().filter(|e| e.rv > s.api.rv) {
@@ -304,6 +304,14 @@ impl Node {
             deferred: Vec::new(),
             postponed: Vec::new(),
             readings: Readings::default(),
+        }
+    }
+
+    /// The node after a model step from this one that writes nothing, to `state`.
+    pub(crate) fn internal(&self, state: State) -> Self {
+        Node {
+            state,
+            ..self.clone()
         }
     }
 
@@ -750,6 +758,7 @@ pub fn validate(segment: &Segment, starts: &[(State, Binding)]) -> Result<Valida
             continue;
         }
         meter.check(seen.len())?;
+        segment.model.check_victim_sets(&node.state, seen.len())?;
         let expansion = expand(segment, &visible, &node);
         frontier.note(&node, &expansion, visible.len());
         if expansion.ends(&node, visible.len()) {

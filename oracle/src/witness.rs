@@ -29,10 +29,11 @@
 use crate::binding::{match_objects, Binding, ModelObjects};
 use crate::observed::{Event, Observed};
 use crate::validate::{
-    describe_event, expand, visible, Divergence, Expansion, Frontier, Node, Readings, Segment,
+    describe_event, expand, visible, Divergence, Expansion, Frontier, Likely, Node, Readings,
+    Segment,
 };
-use rsmc_spec::budget::{Budget, Exhausted};
-use rsmc_spec::model::{RsModel, State};
+use rsmc_spec::budget::{Budget, Exhausted, Limit};
+use rsmc_spec::model::{Action, RsModel, State};
 use stateright::Model;
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -144,14 +145,24 @@ pub struct Recording<'a> {
 }
 
 /// The steps from `node` that keep the model in step with the recording, less the victim
-/// sets the rest of the segment rules out ([`crate::doomed`]). `open_end`: the segment may
-/// end before its syncs do.
-fn steps(segment: &Segment, visible: &[(usize, &Event)], node: &Node, open_end: bool) -> Expansion {
+/// sets and the picks of a sync's next request the rest of the segment rules out
+/// ([`crate::doomed`], [`crate::picks`]). `open_end`: the segment may end before its syncs
+/// do. A sync choosing among more victim sets than the model lists is offered the sets the
+/// rest of the segment leaves ([`crate::doomed::narrowed`]); where those are still too many,
+/// or the rule stands down, the search cannot go on without missing runs: the `Err`.
+fn steps(
+    segment: &Segment,
+    visible: &[(usize, &Event)],
+    node: &Node,
+    open_end: bool,
+) -> Result<Expansion, Limit> {
     let mut expansion = expand(segment, visible, node);
     let rest = node.still_to_produce(visible);
     let mut ruled_out = Vec::new();
     expansion.next.retain(|(_, child)| {
-        match crate::doomed::ruled_out(segment, open_end, &rest, node, child) {
+        let why = crate::doomed::ruled_out(segment, open_end, &rest, node, child)
+            .or_else(|| crate::picks::ruled_out(segment, open_end, &rest, node, child));
+        match why {
             Some(why) => ruled_out.push((node.matched, why)),
             None => return true,
         }
@@ -159,7 +170,24 @@ fn steps(segment: &Segment, visible: &[(usize, &Event)], node: &Node, open_end: 
     });
     // What the model could do here that the recording rules out, for the divergence.
     expansion.refused.extend(ruled_out);
-    expansion
+    if let Some((controller, worker, sets)) = segment.model.unlisted_victim_sets(&node.state) {
+        let left = crate::doomed::narrowed(segment, open_end, &rest, node, &sets)
+            .filter(|left| left.listable())
+            .ok_or(Limit::VictimSets { sets: sets.count() })?;
+        for pods in left.all() {
+            let choose = Action::Choose {
+                controller,
+                worker,
+                pods,
+            };
+            if let Some(n) = segment.model.next_state(&node.state, choose) {
+                expansion
+                    .next
+                    .push((Likely::RecordedWrite, node.internal(n)));
+            }
+        }
+    }
+    Ok(expansion)
 }
 
 /// Search for a run of `recording` from the model's initial states. `avoid`, when given,
@@ -208,13 +236,15 @@ pub fn search(
             Entry::Siblings(k, parent) => {
                 // Backtracking to here: the rest of the parent's steps, made again.
                 let last = k + 1 == segments.len();
+                // It was expanded before, so its steps are there to make again.
                 let mut next = steps(
                     &segments[k],
                     &visible[k],
                     &parent,
                     last && recording.open_end,
                 )
-                .next;
+                .map(|e| e.next)
+                .unwrap_or_default();
                 next.sort_by_key(|(likely, _)| *likely);
                 stack.extend(
                     next.into_iter()
@@ -228,10 +258,11 @@ pub fn search(
         if !seen.insert((k, node.fingerprint())) {
             continue;
         }
-        if let Err(exhausted) = meter.check(seen.len()) {
-            let (k, at) = &furthest;
+        // The search stops here, and says how far the furthest run got.
+        let unfinished = |exhausted: Exhausted, furthest: &(usize, FrontierAt)| {
+            let (k, at) = furthest;
             let writes = &visible[*k];
-            return Err(Unfinished {
+            Unfinished {
                 exhausted,
                 segment: *k,
                 matched: at.frontier.reached,
@@ -244,13 +275,22 @@ pub fn search(
                     .flatten()
                     .filter(|(_, e)| e.opens_reading())
                     .count(),
-            });
+            }
+        };
+        if let Err(exhausted) = meter.check(seen.len()) {
+            return Err(unfinished(exhausted, &furthest));
         }
         if avoid.is_some_and(|p| node.state.ghost.violated.contains(p)) {
             continue;
         }
         let last = k + 1 == segments.len();
-        let expansion = steps(&segments[k], &visible[k], &node, last && recording.open_end);
+        let expansion = match steps(&segments[k], &visible[k], &node, last && recording.open_end) {
+            Ok(expansion) => expansion,
+            Err(limit) => {
+                let explored = seen.len();
+                return Err(unfinished(Exhausted { limit, explored }, &furthest));
+            }
+        };
         if k > furthest.0 {
             furthest = (k, FrontierAt::default());
         }

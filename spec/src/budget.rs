@@ -73,6 +73,9 @@ pub enum Limit {
     States(usize),
     /// The process's resident memory passed the budget.
     Memory { budget: u64, resident: u64 },
+    /// A scale-down's victim sets were more than a search lists
+    /// (`rsmc_spec::controller::ranking::VictimSets`), and nothing narrowed them down.
+    VictimSets { sets: u128 },
 }
 
 /// A search stopped at its budget.
@@ -98,6 +101,13 @@ impl fmt::Display for Exhausted {
                 bytes(resident),
                 thousands(self.explored as u64)
             ),
+            Limit::VictimSets { sets } => write!(
+                f,
+                "the search met a scale-down whose tied pods make {} victim sets, more than it lists ({}), after {} states",
+                thousands_u128(sets),
+                thousands_u128(crate::controller::ranking::VictimSets::LISTED),
+                thousands(self.explored as u64)
+            ),
         }
     }
 }
@@ -109,6 +119,9 @@ impl Exhausted {
             Limit::States(_) => "raise it with --state-limit N, or make the input smaller",
             Limit::Memory { .. } => {
                 "raise it with --memory-limit SIZE (e.g. 16G) if the machine has the memory, or make the input smaller"
+            }
+            Limit::VictimSets { .. } => {
+                "record the whole scale-down (every deletion it made), or make the input smaller"
             }
         }
     }
@@ -205,6 +218,11 @@ pub fn bytes(n: u64) -> String {
 
 /// A count with thousands separators: `2,000,000`.
 pub fn thousands(n: u64) -> String {
+    thousands_u128(n as u128)
+}
+
+/// [`thousands`] of a count that may pass `u64`.
+pub fn thousands_u128(n: u128) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -485,3 +485,40 @@ fn a_pick_is_accepted_exactly_when_it_is_an_offered_set() {
         }
     }
 }
+
+/// The sets are kept as the ranking's cut: their count is the binomial of the tied tier (the
+/// number the model checks against before listing them), the first set is one of them, and
+/// narrowing the tier keeps exactly the listed sets without the pods it drops. A tier of 40
+/// tied pods halved is counted, not listed: 137,846,528,820 sets, which listing took the
+/// oracle past 23 GB before the kernel killed it.
+#[test]
+fn victim_sets_are_counted_and_narrowed_without_listing_them() {
+    let sem = Profile::K8s120.semantics();
+    for n in 1..=9u32 {
+        let pods: Vec<Pod> = (0..n).map(|i| plain(&format!("pod-{i}"), i)).collect();
+        let refs: Vec<&Pod> = pods.iter().collect();
+        for diff in 1..n as usize {
+            let sets = ranking::victim_sets(&refs, &[], diff, &sem, Order::Ranked);
+            let all = sets.all();
+            assert_eq!(sets.count(), all.len() as u128, "{n} pods, {diff} to go");
+            assert!(all.contains(&sets.first()), "{n} pods, {diff} to go");
+            let keep = |p: &str| p != "pod-0";
+            let narrowed = sets.narrowed(keep).all();
+            let expected: Vec<Vec<String>> = all
+                .iter()
+                .filter(|s| {
+                    !s.contains(&"pod-0".to_string()) || sets.sure.contains(&"pod-0".to_string())
+                })
+                .cloned()
+                .collect();
+            assert_eq!(narrowed, expected, "{n} pods, {diff} to go");
+        }
+    }
+    let pods: Vec<Pod> = (0..40).map(|i| plain(&format!("pod-{i}"), i)).collect();
+    let refs: Vec<&Pod> = pods.iter().collect();
+    let sets = ranking::victim_sets(&refs, &[], 20, &sem, Order::Ranked);
+    assert_eq!(sets.count(), 137_846_528_820);
+    assert!(!sets.listable());
+    assert_eq!(sets.first().len(), 20);
+    assert!(sets.contains(&sets.first()));
+}

@@ -144,9 +144,115 @@ fn cut<'a>(
     Cut { sure, tier, take }
 }
 
-/// Every set of `diff` pods `getPodsToDelete` may return, as sorted name lists. Whole tiers
-/// of equal rank go first; from the tier that straddles the cut, any subset of the right
-/// size may be chosen. `order` says from which end of the ranking.
+/// The victim sets of one scale-down, as the ranking's cut leaves them: the pods that go
+/// whichever set is picked (`sure`), and the tier of equal rank that straddles the cut, of
+/// which any `take` go. Kept as the cut rather than as the sets it stands for: a tier of 40
+/// tied pods halved has 137,846,528,820 sets, which no search can list and no controller
+/// needs to (it deletes one of them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VictimSets {
+    pub sure: Vec<String>,
+    pub tier: Vec<String>,
+    pub take: usize,
+}
+
+impl VictimSets {
+    /// The most sets a search lists as its steps ([`VictimSets::all`]): every scale-down of a
+    /// model check's configuration (at most C(6, 3) = 20) and of the recordings the oracle is
+    /// measured on (17 of 20 tied pods: 1,140) is far below it.
+    pub const LISTED: u128 = 20_000;
+
+    /// How many sets there are (saturating).
+    pub fn count(&self) -> u128 {
+        binomial(self.tier.len(), self.take)
+    }
+
+    /// Whether a search lists them all as its steps.
+    pub fn listable(&self) -> bool {
+        self.count() <= Self::LISTED
+    }
+
+    /// One set: the first `take` of the tier with the sure ones, sorted (what a controller
+    /// that must pick one deletes).
+    pub fn first(&self) -> Vec<String> {
+        self.with(self.tier.iter().take(self.take))
+    }
+
+    /// Every set, as sorted name lists, in the tier's order.
+    pub fn all(&self) -> Vec<Vec<String>> {
+        let tier: Vec<&str> = self.tier.iter().map(String::as_str).collect();
+        combinations(&tier, self.take)
+            .into_iter()
+            .map(|pick| self.with(pick.into_iter()))
+            .collect()
+    }
+
+    /// These sets less those with a pod of the tier that fails `allowed`.
+    pub fn narrowed(&self, allowed: impl Fn(&str) -> bool) -> VictimSets {
+        VictimSets {
+            tier: self.tier.iter().filter(|p| allowed(p)).cloned().collect(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether `chosen` is one of the sets, without listing them.
+    pub fn contains(&self, chosen: &[String]) -> bool {
+        let mut distinct = chosen.to_vec();
+        distinct.sort();
+        distinct.dedup();
+        distinct.len() == chosen.len()
+            && chosen.len() == self.sure.len() + self.take
+            && chosen
+                .iter()
+                .all(|c| self.sure.contains(c) || self.tier.contains(c))
+            && self.sure.iter().all(|s| chosen.contains(s))
+    }
+
+    fn with(&self, pick: impl Iterator<Item = impl AsRef<str>>) -> Vec<String> {
+        let mut set = self.sure.clone();
+        set.extend(pick.map(|p| p.as_ref().to_string()));
+        set.sort();
+        set
+    }
+}
+
+/// `n` choose `k`, saturating at `u128::MAX`.
+fn binomial(n: usize, k: usize) -> u128 {
+    if k > n {
+        return 0;
+    }
+    let k = k.min(n - k);
+    let mut acc = 1u128;
+    for i in 0..k {
+        // acc is C(n, i) here, so acc * (n - i) is divisible by i + 1.
+        match acc.checked_mul((n - i) as u128) {
+            Some(product) => acc = product / (i as u128 + 1),
+            None => return u128::MAX,
+        }
+    }
+    acc
+}
+
+/// The victim sets `getPodsToDelete` may return for a scale-down by `diff`. Whole tiers of
+/// equal rank go first; from the tier that straddles the cut, any subset of the right size
+/// may be chosen. `order` says from which end of the ranking.
+pub fn victim_sets(
+    pods: &[&Pod],
+    related: &[&Pod],
+    diff: usize,
+    sem: &Semantics,
+    order: Order,
+) -> VictimSets {
+    let Cut { sure, tier, take } = cut(pods, related, diff, sem, order);
+    VictimSets {
+        sure,
+        tier: tier.into_iter().map(str::to_string).collect(),
+        take,
+    }
+}
+
+/// Every set of `diff` pods `getPodsToDelete` may return, as sorted name lists
+/// ([`victim_sets`], listed).
 pub fn victim_choices(
     pods: &[&Pod],
     related: &[&Pod],
@@ -154,16 +260,7 @@ pub fn victim_choices(
     sem: &Semantics,
     order: Order,
 ) -> Vec<Vec<String>> {
-    let Cut { sure, tier, take } = cut(pods, related, diff, sem, order);
-    combinations(&tier, take)
-        .into_iter()
-        .map(|pick| {
-            let mut set = sure.clone();
-            set.extend(pick.into_iter().map(str::to_string));
-            set.sort();
-            set
-        })
-        .collect()
+    victim_sets(pods, related, diff, sem, order).all()
 }
 
 /// Whether `chosen` is one of the [`victim_choices`], without making them all: a sync picking
@@ -176,16 +273,7 @@ pub fn is_victim_choice(
     order: Order,
     chosen: &[String],
 ) -> bool {
-    let Cut { sure, tier, take } = cut(pods, related, diff, sem, order);
-    let mut distinct = chosen.to_vec();
-    distinct.sort();
-    distinct.dedup();
-    distinct.len() == chosen.len()
-        && chosen.len() == sure.len() + take
-        && chosen
-            .iter()
-            .all(|c| sure.contains(c) || tier.contains(&c.as_str()))
-        && sure.iter().all(|s| chosen.contains(s))
+    victim_sets(pods, related, diff, sem, order).contains(chosen)
 }
 
 /// All `k`-element subsets of `items`, in order.

@@ -140,7 +140,7 @@ pub enum Pending {
     Send(Request),
     /// Scale-down: pick one of these victim sets (ties of the ranking), in any order: the
     /// deletes run in parallel, so the order in which they land is the executor's choice.
-    Choose(Vec<Vec<String>>),
+    Choose(ranking::VictimSets),
     /// Claiming: put these pods' adopt/release patches in an order (any order).
     Order(Vec<String>),
     /// The sync is over.
@@ -282,7 +282,7 @@ impl SyncTask {
                         ranking::Order::Ranked
                     };
                     let diff = *diff;
-                    return Pending::Choose(self.victim_choices(view, diff, order));
+                    return Pending::Choose(self.victim_sets(view, diff, order));
                 }
                 Phase::Create {
                     total,
@@ -363,16 +363,16 @@ impl SyncTask {
         }
     }
 
-    /// Every victim set of a scale-down by `diff` over the claimed pods of `view`, the ranking
+    /// The victim sets of a scale-down by `diff` over the claimed pods of `view`, the ranking
     /// read in `order`. Related pods are those of ReplicaSets sharing this one's controller;
     /// the model's ReplicaSets have no owner, so there are none and every rank is 0.
-    pub fn victim_choices(
+    pub fn victim_sets(
         &self,
         view: &SyncView,
         diff: usize,
         order: ranking::Order,
-    ) -> Vec<Vec<String>> {
-        ranking::victim_choices(&self.claimed_pods(view), &[], diff, view.sem, order)
+    ) -> ranking::VictimSets {
+        ranking::victim_sets(&self.claimed_pods(view), &[], diff, view.sem, order)
     }
 
     /// The pods this sync has claimed, as its cache shows them.

@@ -315,8 +315,13 @@ impl RsModel {
                         }
                     }
                     // A victim set; the order its deletes land in is picked as they go out.
+                    // Sets too many to list are offered by none: a search meeting them
+                    // narrows them down or stops ([`RsModel::unlisted_victim_sets`]).
                     Pending::Choose(sets) => {
-                        for pods in sets {
+                        if !sets.listable() {
+                            continue;
+                        }
+                        for pods in sets.all() {
                             out.push(Action::Choose {
                                 controller,
                                 worker,

@@ -427,6 +427,48 @@ impl RsModel {
         task.advance(&view, &mut exp)
     }
 
+    /// The first sync in `s` choosing among more victim sets than a search lists
+    /// ([`crate::controller::ranking::VictimSets::listable`]): its controller, worker and
+    /// sets. The model offers none of them as steps; a search that meets one narrows the
+    /// sets down from what it knows (the oracle's witness search, from the recording) or
+    /// stops, rather than listing them until the memory runs out.
+    pub fn unlisted_victim_sets(
+        &self,
+        s: &State,
+    ) -> Option<(u8, u8, crate::controller::ranking::VictimSets)> {
+        s.controllers.iter().enumerate().find_map(|(ci, c)| {
+            c.workers.iter().enumerate().find_map(|(wi, task)| {
+                let task = task.as_ref()?;
+                if !matches!(
+                    task.phase,
+                    crate::controller::sync::Phase::ChooseVictims { .. }
+                ) {
+                    return None;
+                }
+                match self.pending(s, c, task) {
+                    Pending::Choose(sets) if !sets.listable() => Some((ci as u8, wi as u8, sets)),
+                    _ => None,
+                }
+            })
+        })
+    }
+
+    /// [`RsModel::unlisted_victim_sets`] as a search's stop: a search that lists every step
+    /// cannot go past such a state without missing runs, so it stops there.
+    pub fn check_victim_sets(
+        &self,
+        s: &State,
+        explored: usize,
+    ) -> Result<(), crate::budget::Exhausted> {
+        match self.unlisted_victim_sets(s) {
+            None => Ok(()),
+            Some((_, _, sets)) => Err(crate::budget::Exhausted {
+                limit: crate::budget::Limit::VictimSets { sets: sets.count() },
+                explored,
+            }),
+        }
+    }
+
     /// The requests `pattern` caught are released: each sync parked on one may go on,
     /// whatever is held after.
     fn release_parked(&self, n: &mut State, pattern: &RequestPattern) {

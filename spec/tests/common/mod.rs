@@ -250,8 +250,8 @@ pub fn run_sync_burst(
                 run.sent.push((request, outcome));
             }
             Pending::Choose(choices) => {
-                let first = choices[0].clone();
-                run.offered = choices;
+                let first = choices.first();
+                run.offered = choices.all();
                 task.choose(first, expectations);
             }
             Pending::Order(pods) => task.choose(pods, expectations),
