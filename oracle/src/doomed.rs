@@ -39,16 +39,7 @@ pub(crate) fn ruled_out(
     if open_end || !runs_to_its_end(segment, &child.state) {
         return None;
     }
-    let spared = victims.iter().find_map(|v| {
-        let live = child
-            .state
-            .api
-            .pods
-            .get(v)
-            .is_some_and(|p| !p.meta.is_deleting());
-        let name = child.binding.observed_name(v)?;
-        (live && !rest.iter().any(|e| deletes(e, name))).then_some(name)
-    })?;
+    let spared = victims.iter().find_map(|v| spared(child, rest, v))?;
     Some(format!(
         "the sync of {key} picks {} victims, among them pod/{spared}, whose deletion the recording does not show before the settle point",
         victims.len()
@@ -71,17 +62,20 @@ pub(crate) fn narrowed(
     if open_end || !runs_to_its_end(segment, &node.state) {
         return None;
     }
-    let spared = |v: &str| {
-        let live = node
-            .state
-            .api
-            .pods
-            .get(v)
-            .is_some_and(|p| !p.meta.is_deleting());
-        let name = node.binding.observed_name(v);
-        live && name.is_some_and(|name| !rest.iter().any(|e| deletes(e, name)))
-    };
-    Some(sets.narrowed(|v| !spared(v)))
+    Some(sets.narrowed(|v| spared(node, rest, v).is_none()))
+}
+
+/// The cluster's name for the model's pod `v` in `node` when a victim set holding it is
+/// ruled out: the pod is live, not being deleted, and `rest` never deletes it.
+fn spared<'a>(node: &'a Node, rest: &[&Event], v: &str) -> Option<&'a str> {
+    let live = node
+        .state
+        .api
+        .pods
+        .get(v)
+        .is_some_and(|p| !p.meta.is_deleting());
+    let name = node.binding.observed_name(v)?;
+    (live && !rest.iter().any(|e| deletes(e, name))).then_some(name)
 }
 
 /// The key and the victims of a sync that picked a set in the step from `parent` to `child`.
