@@ -67,6 +67,11 @@ impl Binding {
         self.names.get(model).map(String::as_str)
     }
 
+    /// The model's name for the cluster's object `observed`, if bound.
+    pub fn model_name(&self, observed: &str) -> Option<&str> {
+        self.names_back.get(observed).map(String::as_str)
+    }
+
     /// `text` with the model's generated pod names replaced by the cluster's, where bound, so
     /// that a report names pods as the user sees them.
     pub fn in_observed_names(&self, text: &str) -> String {

@@ -30,12 +30,12 @@
 //! and is not used as the ReplicaSet's.
 
 use crate::binding::Binding;
-use crate::explore::successors;
 use crate::observed::{Event, EventType, Object};
 use crate::validate::{model_writes, Node, Segment};
 use rsmc_spec::controller::sync::Phase;
 use rsmc_spec::controller::SyncTask;
 use rsmc_spec::model::{Action, State};
+use stateright::Model;
 
 /// Why `child`, a step from `parent`, is a sync's pick of its next request that the rest of
 /// the segment rules out (`rest`: the visible writes still to be produced), if it is.
@@ -108,9 +108,13 @@ fn fixed(task: &SyncTask) -> Option<usize> {
 /// The pod that the sync on `worker` of `controller` would write with its next request if
 /// it were sent in `s`: its next step's one visible write, when that is a pod's.
 fn written_now(segment: &Segment, s: &State, controller: u8, worker: u8) -> Option<String> {
-    let (_, n) = successors(segment.model, s).into_iter().find(|(a, _)| {
-        matches!(a, Action::SyncStep { controller: c, worker: w } if *c == controller && *w == worker)
-    })?;
+    let step = Action::SyncStep { controller, worker };
+    let mut enabled = Vec::new();
+    segment.model.actions(s, &mut enabled);
+    if !enabled.contains(&step) {
+        return None;
+    }
+    let n = segment.model.next_state(s, step)?;
     match model_writes(s, &n).as_slice() {
         [(_, Object::Pod(p)), ..] => Some(p.meta.name.clone()),
         _ => None,
@@ -134,11 +138,12 @@ fn only_by_a_sync_of(key: &str, e: &Event, before: &[&Event], s: &State, b: &Bin
         Object::Pod(p) => {
             let adopted =
                 !p.meta.is_deleting() && p.meta.controller_ref().is_some_and(|r| r.name == key);
-            let orphan_now = s.api.pods.iter().any(|(model, pod)| {
-                b.observed_name(model) == Some(p.meta.name.as_str())
-                    && pod.meta.controller_ref().is_none()
-            });
-            adopted && orphan_now && !before.iter().any(|o| writes_pod(o, &p.meta.name))
+            let orphan_now = || {
+                b.model_name(&p.meta.name)
+                    .and_then(|model| s.api.pods.get(model))
+                    .is_some_and(|pod| pod.meta.controller_ref().is_none())
+            };
+            adopted && orphan_now() && !before.iter().any(|o| writes_pod(o, &p.meta.name))
         }
     }
 }

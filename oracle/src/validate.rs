@@ -272,18 +272,22 @@ pub struct Readings {
     pub by_system: usize,
     /// The same, made by their step.
     pub by_step: usize,
+    /// The most events a watcher was behind when the run made a write, on a type the lag
+    /// bound holds it to ([`State::lag`]).
+    pub behind: usize,
 }
 
 impl Readings {
     /// These readings and those of one more model step, by `action`, that produced the
-    /// visible recorded writes `met` (moving `moved` floating ones).
-    fn and(self, action: &Action, met: &[&Event], moved: usize) -> Readings {
+    /// visible recorded writes `met` (moving `moved` floating ones) from `s`.
+    fn and(self, action: &Action, s: &State, met: &[&Event], moved: usize) -> Readings {
         let open = met.iter().filter(|e| e.opens_reading()).count();
         let by_step = action.is_environment();
         Readings {
             moved: self.moved + moved,
             by_system: self.by_system + if by_step { 0 } else { open },
             by_step: self.by_step + if by_step { open } else { 0 },
+            behind: self.behind.max(s.lag()),
         }
     }
 }
@@ -347,8 +351,9 @@ impl Node {
 }
 
 /// How likely a step is on a real cluster, for the witness search's order: informers
-/// catching up first, then a worker taking a queued key, then the write the recording shows
-/// next, then everything else.
+/// catching up first (but for a delivery that would spoil the stale read a status write
+/// still to come shows, [`crate::held`]), then a worker taking a queued key, then the write
+/// the recording shows next, then everything else.
 ///
 /// A worker starts promptly on a real controller: the key is queued by the event that
 /// needs it and an idle worker takes it at once, while other components go on writing. A
@@ -489,6 +494,9 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
         let writes = model_writes(s, &n);
         if writes.is_empty() {
             let likely = match &action {
+                Action::Deliver { .. } if crate::held::holds_back(visible, node, &action) => {
+                    Likely::Other
+                }
                 Action::Deliver { .. } => Likely::CatchUp,
                 Action::StartSync { .. } => Likely::Prompt,
                 // The pick of the next claim patch or delete that the recording shows next.
@@ -543,7 +551,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                     binding: last.binding.clone(),
                     deferred: deferred.clone(),
                     postponed: last.postponed.clone(),
-                    readings: readings.and(&action, &seen(&met), last.moved),
+                    readings: readings.and(&action, s, &seen(&met), last.moved),
                 },
             ));
         }
@@ -562,7 +570,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
                     binding: first.binding.clone(),
                     deferred: more,
                     postponed: first.postponed.clone(),
-                    readings: readings.and(&action, &seen(&met[..1]), first.moved),
+                    readings: readings.and(&action, s, &seen(&met[..1]), first.moved),
                 },
             ));
         }

@@ -13,7 +13,8 @@
 //!   the controller's hidden memory so that the next segment cannot be matched is abandoned
 //!   for another, as the segment-by-segment levels do by carrying every matching state);
 //! - internal steps are taken lazily and in the order a real cluster most likely took them
-//!   ([`Likely`]): informers catch up first, then an idle worker takes a queued key, then
+//!   ([`Likely`]): informers catch up first (unless that spoils a stale read the recording
+//!   shows, [`crate::held`]), then an idle worker takes a queued key, then
 //!   the model makes the write the recording shows next, then everything else;
 //! - a write must be exactly the next recorded one (by the same kind of actor, up to
 //!   renaming, [`crate::validate::expand`]), and a segment ends only in a state whose objects

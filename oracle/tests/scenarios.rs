@@ -537,7 +537,7 @@ fn more_mistakes_are_named() {
         ),
         (
             "name: s\nbounds: {maxLag: 0}\nsteps: [settle]\n",
-            ":2:10: bounds.maxLag: expected 1 to 8 events, got 0",
+            ":2:10: bounds.maxLag: expected 1 to 32 events, got 0",
         ),
         (
             "name: s\nprofile: k8s-1.99\nsteps: [settle]\n",

@@ -44,7 +44,7 @@
 //!   and lists it as not run, with the command that would run it, everywhere else.
 //! - `nodes`: every node a step or a manifest binds a pod to must be listed. Nodes are names
 //!   only: there is no scheduler, pods are bound by `apply … nodeName` and `schedule` steps.
-//! - `bounds.maxLag` (1 to 8, default 1): how many events of one resource type an informer may
+//! - `bounds.maxLag` (1 to 32, default 1): how many events of one resource type an informer may
 //!   be behind; a step that writes waits until every informer is less than that far behind.
 //!   A sync still acts on whatever stale cache it started from while later writes land, so 1
 //!   already explores stale decisions; larger values let syncs start from staler caches, at a

@@ -1,6 +1,7 @@
 //! The model's state: the API server, the controller instances, the garbage collector, what
 //! the environment may still do, and ghost records for the action properties.
 
+use super::action::Watcher;
 use super::script::ScriptPos;
 use crate::api::{ApiServer, Kind, View};
 use crate::config::InformerConfig;
@@ -162,20 +163,49 @@ impl State {
     /// with dozens of events still undelivered — and the lag bound is the check's bound on
     /// exploration, not a rule of the cluster.
     pub fn writes_allowed(&self, bound: &InformerConfig) -> bool {
-        let held = self.script.held;
-        let draining = self.script.draining;
-        let within = |p: Positions, lag: u32, free: &dyn Fn(Kind) -> bool| {
-            [Kind::ReplicaSet, Kind::Pod]
-                .iter()
-                .all(|k| free(*k) || self.api.lag(*k, p.get(*k)) < lag as usize)
+        let within =
+            |p: Positions, lag: u32, w: Watcher| self.bounded_lags(p, w).all(|n| n < lag as usize);
+        self.controllers
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.running)
+            .all(|(i, c)| within(c.seen, bound.max_lag, Watcher::Controller(i as u8)))
+            && within(self.gc, bound.gc_lag(), Watcher::GarbageCollector)
+    }
+
+    /// How many events the furthest-behind watcher is behind, on a type the lag bound holds
+    /// it to (see [`State::writes_allowed`]): what a run shows of how far behind a write was
+    /// made, measured rather than bounded (the oracle's verdicts report it).
+    pub fn lag(&self) -> usize {
+        let controllers = self
+            .controllers
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.running)
+            .map(|(i, c)| (c.seen, Watcher::Controller(i as u8)));
+        controllers
+            .chain(std::iter::once((self.gc, Watcher::GarbageCollector)))
+            .flat_map(|(p, w)| self.bounded_lags(p, w).collect::<Vec<_>>())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// How far `watcher`, at `p`, is behind on each type the lag bound holds it to: not a
+    /// type whose events a script holds from it, nor a released backlog it has yet to
+    /// deliver while the witness search drains it unbounded.
+    fn bounded_lags(&self, p: Positions, watcher: Watcher) -> impl Iterator<Item = usize> + '_ {
+        let (held, draining) = (self.script.held, self.script.draining);
+        let free = move |k: Kind| {
+            let held = match watcher {
+                Watcher::Controller(_) => held.get(k),
+                Watcher::GarbageCollector => self.script.held_from_gc.get(k),
+            };
+            held || p.get(k) < draining.get(k)
         };
-        let gc_held = self.script.held_from_gc;
-        self.controllers.iter().filter(|c| c.running).all(|c| {
-            let free = |k: Kind| held.get(k) || c.seen.get(k) < draining.get(k);
-            within(c.seen, bound.max_lag, &free)
-        }) && within(self.gc, bound.gc_lag(), &|k| {
-            gc_held.get(k) || self.gc.get(k) < draining.get(k)
-        })
+        [Kind::ReplicaSet, Kind::Pod]
+            .into_iter()
+            .filter(move |k| !free(*k))
+            .map(move |k| self.api.lag(k, p.get(k)))
     }
 
     /// Bring the state to its canonical form after a step: drop log entries no one needs (per
