@@ -395,10 +395,14 @@ fn witness_first(
     // rest of the budget is spent at the scenario's bound.
     let first = explaining(budget);
     let searched = match witness::search(&recording, &first, None) {
-        Err(u) if first.states < budget.states.or(Some(usize::MAX)) && is_state_limit(&u) => {
-            match witnessed_further_behind(subject, observed, &settles, budget)? {
-                Some(verdict) => return Ok(Judged::Verdict(verdict)),
-                None => witness::search(&recording, budget, None),
+        Err(u) if is_state_limit(&u) => {
+            if let Some(verdict) = witnessed_further_behind(subject, observed, &settles, budget)? {
+                return Ok(Judged::Verdict(verdict));
+            }
+            if first.states == budget.states {
+                Err(u)
+            } else {
+                witness::search(&recording, budget, None)
             }
         }
         other => other,
@@ -426,12 +430,6 @@ fn witness_first(
                 segment,
                 stop: *stop,
             }))
-        }
-        Err(u) if is_state_limit(&u) && first.states == budget.states => {
-            match witnessed_further_behind(subject, observed, &settles, budget)? {
-                Some(verdict) => Ok(Judged::Verdict(verdict)),
-                None => Err(u.into()),
-            }
         }
         Err(u) => Err(u.into()),
     }

@@ -163,31 +163,34 @@ impl State {
     /// with dozens of events still undelivered — and the lag bound is the check's bound on
     /// exploration, not a rule of the cluster.
     pub fn writes_allowed(&self, bound: &InformerConfig) -> bool {
-        let within =
-            |p: Positions, lag: u32, w: Watcher| self.bounded_lags(p, w).all(|n| n < lag as usize);
-        self.controllers
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.running)
-            .all(|(i, c)| within(c.seen, bound.max_lag, Watcher::Controller(i as u8)))
-            && within(self.gc, bound.gc_lag(), Watcher::GarbageCollector)
+        self.watchers().all(|(p, w)| {
+            let lag = match w {
+                Watcher::Controller(_) => bound.max_lag,
+                Watcher::GarbageCollector => bound.gc_lag(),
+            };
+            self.bounded_lags(p, w).all(|n| n < lag as usize)
+        })
     }
 
     /// How many events the furthest-behind watcher is behind, on a type the lag bound holds
     /// it to (see [`State::writes_allowed`]): what a run shows of how far behind a write was
     /// made, measured rather than bounded (the oracle's verdicts report it).
     pub fn lag(&self) -> usize {
-        let controllers = self
-            .controllers
+        self.watchers()
+            .flat_map(|(p, w)| self.bounded_lags(p, w))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Every watcher the lag bound holds, with how far it has delivered: each running
+    /// controller and the garbage collector.
+    fn watchers(&self) -> impl Iterator<Item = (Positions, Watcher)> + '_ {
+        self.controllers
             .iter()
             .enumerate()
             .filter(|(_, c)| c.running)
-            .map(|(i, c)| (c.seen, Watcher::Controller(i as u8)));
-        controllers
+            .map(|(i, c)| (c.seen, Watcher::Controller(i as u8)))
             .chain(std::iter::once((self.gc, Watcher::GarbageCollector)))
-            .flat_map(|(p, w)| self.bounded_lags(p, w).collect::<Vec<_>>())
-            .max()
-            .unwrap_or(0)
     }
 
     /// How far `watcher`, at `p`, is behind on each type the lag bound holds it to: not a
