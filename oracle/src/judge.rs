@@ -110,6 +110,36 @@ pub struct SettlePoint {
     /// does — status counts left wrong, observedGeneration behind, an orphan not adopted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settled_breaks: Option<&'static str>,
+    /// When the trace diverges here but the outcome level could not be searched (its
+    /// exhaustive search stopped at the budget): the first convergence condition the
+    /// recorded settled state breaks, and how. A fact of the recording, not compared with the
+    /// model's settled states as [`SettlePoint::settled_breaks`] is (they were not searched):
+    /// a model with an upstream liveness bug switched on may settle the same way. It is what
+    /// a reader of a rejected quiet state wants named — a controller idle with surplus pods
+    /// left, a status never written for the last scale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_breaks: Option<RecordedBreak>,
+}
+
+/// A convergence condition a recorded settled state breaks ([`SettlePoint::recorded_breaks`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct RecordedBreak {
+    pub condition: &'static str,
+    /// How the recorded objects break it, in words.
+    pub how: String,
+}
+
+impl RecordedBreak {
+    /// The first condition `settled` breaks, if it breaks one.
+    fn of(settled: &Snapshot) -> Option<RecordedBreak> {
+        converged::broken_conditions(&settled.replicasets, &settled.pods)
+            .into_iter()
+            .next()
+            .map(|u| RecordedBreak {
+                condition: u.condition.name(),
+                how: u.reason,
+            })
+    }
 }
 
 /// The whole verdict.
@@ -174,9 +204,12 @@ impl Verdict {
     /// convergence condition the status that write sets or its first divergent settled state
     /// breaks.
     pub fn breaks(&self) -> Option<&'static str> {
-        self.settle_points
-            .iter()
-            .find_map(|p| p.breaks.or(p.written_breaks).or(p.settled_breaks))
+        self.settle_points.iter().find_map(|p| {
+            p.breaks
+                .or(p.written_breaks)
+                .or(p.settled_breaks)
+                .or(p.recorded_breaks.as_ref().map(|r| r.condition))
+        })
     }
 }
 
@@ -628,6 +661,7 @@ fn witnessed(
                 breaks: None,
                 written_breaks: None,
                 settled_breaks: None,
+                recorded_breaks: None,
             }
         })
         .collect();
@@ -727,6 +761,9 @@ fn unexplained(
             breaks,
             written_breaks,
             settled_breaks: None,
+            recorded_breaks: (k == segment)
+                .then(|| RecordedBreak::of(&seg.settled))
+                .flatten(),
         });
     }
     Verdict {
@@ -923,6 +960,7 @@ fn exhaustive(
             breaks,
             written_breaks,
             settled_breaks,
+            recorded_breaks: None,
         });
     }
     let conforms = points
@@ -1182,6 +1220,12 @@ pub fn render(v: &Verdict) -> String {
         }
         if let Some(condition) = p.settled_breaks {
             out.push_str(&format!("  the settled state breaks: {condition}\n"));
+        }
+        if let Some(r) = &p.recorded_breaks {
+            out.push_str(&format!(
+                "  the settled state as recorded breaks: {} ({}; the model's settled states here were not searched)\n",
+                r.condition, r.how
+            ));
         }
     }
     if v.witness_nodes > 0 {

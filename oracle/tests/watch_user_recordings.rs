@@ -246,5 +246,14 @@ fn an_idle_controller_leaving_surplus_pods_is_rejected() {
             text.contains("picks 17 victims, among them pod/"),
             "{release}: {text}"
         );
+        // The quiet state it was left in is named by the convergence condition it breaks.
+        let surplus = "settled: each ReplicaSet controls spec.replicas matching pods";
+        assert!(
+            text.contains(&format!(
+                "the settled state as recorded breaks: {surplus} ("
+            )),
+            "{release}: {text}"
+        );
+        assert_eq!(v.breaks(), Some(surplus), "{release}: {text}");
     }
 }
