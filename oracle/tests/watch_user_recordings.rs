@@ -195,10 +195,10 @@ fn the_controller_writing_a_label_is_rejected() {
 /// (`spec/src/model/commute.rs`) the witness search decided it in 267,095 nodes, following
 /// each of the 1,140 victim sets of 17 among 20 tied pods through its interleavings; with
 /// the victim sets the rest of the recording rules out left out (`oracle/src/doomed.rs`),
-/// in 107. Naming the settled condition the recording breaks (a scale-down cut short) would
-/// need the outcome level, every settled state the model reaches from the scale, which is
-/// beyond an explanation's budget here (each state that picks victims has 1,140
-/// successors): the verdict says where the runs part ways.
+/// in 107. The settled condition the quiet state breaks (a scale-down cut short) is named as
+/// a fact of the recording: comparing it with every settled state the model reaches from the
+/// scale (the outcome level) is beyond an explanation's budget here (each state that picks
+/// victims has 1,140 successors).
 #[test]
 fn an_idle_controller_leaving_surplus_pods_is_rejected() {
     for release in RELEASES {
