@@ -22,6 +22,7 @@ use rsmc_oracle::observed::{abstract_pod, abstract_replicaset, Refusal, UidToken
 use rsmc_oracle::scenario::{Apply, StepKind};
 use rsmc_spec::api::{Propagation, View};
 use rsmc_spec::model::{PodAction, PodSelection};
+use rsmc_spec::object::Finalizer;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -152,7 +153,7 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
             propagation,
         } => {
             let params = DeleteParams {
-                propagation_policy: Some(match propagation {
+                propagation_policy: propagation.map(|p| match p {
                     Propagation::Background => PropagationPolicy::Background,
                     Propagation::Foreground => PropagationPolicy::Foreground,
                     Propagation::Orphan => PropagationPolicy::Orphan,
@@ -169,13 +170,34 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
                 Err(_) => api.delete(replicaset, &params).await.map(|_| None),
             };
             if let Some(Some(before)) = ctx.answer(what, r)? {
-                record_delete(ctx, Resource::ReplicaSet, &before, None);
+                if delete_writes(&before, *propagation) {
+                    record_delete(ctx, Resource::ReplicaSet, &before, None);
+                }
             }
             Ok(())
         }
         StepKind::Pods { selection, action } => pods(ctx, selection, action).await,
         other => unreachable!("the runner takes {} itself", other.keyword()),
     }
+}
+
+/// Whether a delete asking for `asked` writes the ReplicaSet `before`: always when it starts
+/// the deletion; while one is under way, only when the policy it takes effect with
+/// ([`Propagation::chosen`]) is not the one in effect already, whose finalizer it swaps. A
+/// delete repeated without a policy, or with the policy in effect, writes nothing, and the
+/// ReplicaSet's next event is the garbage collector's, not this step's.
+fn delete_writes(before: &ReplicaSet, asked: Option<Propagation>) -> bool {
+    if before.metadata.deletion_timestamp.is_none() {
+        return true;
+    }
+    let finalizers: Vec<Finalizer> = before
+        .metadata
+        .finalizers
+        .iter()
+        .flatten()
+        .filter_map(|f| Finalizer::named(f))
+        .collect();
+    Propagation::chosen(asked, &finalizers) != Propagation::chosen(None, &finalizers)
 }
 
 /// Mark a deletion's event: the first event of the object after the version the runner read

@@ -67,9 +67,10 @@ fn move_kind(s: &State, action: &Action) -> Option<String> {
                 "user: scale down".into()
             }
         }
-        Action::DeleteReplicaSet { propagation, .. } => {
-            format!("user: delete a ReplicaSet ({propagation:?})")
-        }
+        Action::DeleteReplicaSet { propagation, .. } => match propagation {
+            Some(p) => format!("user: delete a ReplicaSet ({p:?})"),
+            None => "user: delete a ReplicaSet (no policy)".into(),
+        },
         Action::ApplyPod { .. } => "user: create a bare pod".into(),
         Action::LabelPod { .. } => "user: relabel a pod".into(),
         Action::DeletePod { .. } => "user: delete a pod".into(),

@@ -523,11 +523,7 @@ fn abstract_meta(m: &meta::ObjectMeta, uids: &mut impl UidSource) -> Result<Meta
         .finalizers
         .iter()
         .flatten()
-        .filter_map(|f| match f.as_str() {
-            "orphan" => Some(Finalizer::Orphan),
-            "foregroundDeletion" => Some(Finalizer::ForegroundDeletion),
-            _ => None,
-        })
+        .filter_map(|f| Finalizer::named(f))
         .collect();
     for (i, r) in m.owner_references.iter().flatten().enumerate() {
         if r.kind != "ReplicaSet" || r.api_version != "apps/v1" {

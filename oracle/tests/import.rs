@@ -2,7 +2,7 @@
 //! plane (v1.20.2, the built-in controller, `rsmc cluster up --audit-log`, `rsmc conform`
 //! running `delete-orphan`, `counterexamples/catalogue-ignore-controller-ref-removal` and,
 //! its file named for its release, `scale`;
-//! v1.37.2 running `refused-requests`; five namespaces of the suite's logs of CI runs, below),
+//! v1.37.2 running `refused-requests` and `delete-again-without-policy`; five namespaces of the suite's logs of CI runs, below),
 //! cut to their namespace (and managedFields, request bodies but deletions' and bindings',
 //! and some container defaults dropped: the import does not read them). Imported, they
 //! conform; with one write doctored, they are rejected naming the property it breaks; bad
@@ -166,6 +166,45 @@ fn writes_go_in_the_order_they_were_committed() {
         .judge(&Budget::default().with_states(20_000))
         .unwrap();
     assert!(!v.conforms, "{}", render(&v));
+}
+
+/// A ReplicaSet delete with no propagationPolicy, repeated while a Foreground one waits for
+/// Terminating pods (`conformance/scenarios/upstream/test-replicasets-apps-v1-default-gc-policy.yaml`
+/// on v1.37.2, 2026-12-02, run under its first name, delete-again-without-policy): the server keeps the foregroundDeletion finalizer in effect and writes
+/// nothing. The import keeps the request as a step with no policy, and the model's server
+/// chooses as the cluster's did; read as Background (what the import did before), the model
+/// removes the finalizer and the ReplicaSet at once, and the recording is rejected.
+#[test]
+fn a_delete_without_a_policy_is_the_servers_choice() {
+    let name = "delete-again-without-policy.v1.37.2";
+    let without = imported(name, |_| {});
+    assert_eq!(
+        commands(&without)[5..8],
+        [
+            "kubectl delete rs/frontend --cascade=foreground",
+            "settle",
+            "DELETE rs/frontend without a propagationPolicy (the API server chooses)",
+        ]
+    );
+    let v = judged(&without);
+    assert!(v.conforms, "{}", render(&v));
+
+    let background = imported(name, |lines| {
+        let delete = lines
+            .iter_mut()
+            .filter(|l| l["verb"] == "delete" && l["objectRef"]["resource"] == "replicasets")
+            .nth(1)
+            .unwrap();
+        delete["requestObject"]["propagationPolicy"] = "Background".into();
+    });
+    let v = judged(&background);
+    assert!(!v.conforms, "{}", render(&v));
+    assert_eq!(
+        v.breaks(),
+        Some(Condition::DeletionsFinished.name()),
+        "{}",
+        render(&v)
+    );
 }
 
 /// A user's delete answered after a write it committed before: the foreground delete of

@@ -245,7 +245,7 @@ fn a_model_run_becomes_a_scenario_that_reads_back() {
         Action::StopFirstLeader,
         Action::DeleteReplicaSet {
             name: "frontend".into(),
-            propagation: Propagation::Foreground,
+            propagation: Some(Propagation::Foreground),
         },
         Action::Settle,
     ];
@@ -513,7 +513,7 @@ fn more_mistakes_are_named() {
     for (text, expected) in [
         (
             "name: s\nsteps:\n  - delete: {replicaset: frontend, cascade: later}\n",
-            ":3:36: steps[0].delete.cascade: unknown variant `later`, expected one of `background`, `foreground`, `orphan`",
+            ":3:36: steps[0].delete.cascade: unknown variant `later`, expected one of `background`, `foreground`, `orphan`, `unset`",
         ),
         (
             "name: s\nsteps:\n  - wait: 1\n",
@@ -645,6 +645,13 @@ fn steps_on_missing_replicasets_and_huge_counts_are_refused() {
             ":15:5: steps[2].scale: replicaset frontend: an earlier step deletes it, so the API server would answer NotFound (ReplicaSets at this step: none)",
         ),
         (
+            with(
+                "1",
+                "  - delete: {replicaset: frontend}\n  - delete: {replicaset: frontend, cascade: unset}\n",
+            ),
+            ":15:5: steps[2].delete: replicaset frontend: an earlier step deletes it, so the API server would answer NotFound (ReplicaSets at this step: none)",
+        ),
+        (
             with("1", "  - expireExpectations: {replicaset: backend, controller: 0}\n"),
             ":14:5: steps[1].expireExpectations: replicaset backend: no earlier step applies it (applied: frontend)",
         ),
@@ -665,6 +672,14 @@ fn steps_on_missing_replicasets_and_huge_counts_are_refused() {
     let fine = with("100", "  - scale: {replicaset: frontend, replicas: 0}\n");
     scenario::load_str(&dir.path().join("s.yaml"), &fine)
         .expect("100 replicas and a scale of an applied ReplicaSet load");
+    // A ReplicaSet a Foreground (or Orphan) delete keeps until the garbage collector is done
+    // may be deleted again, with no policy among others.
+    let again = with(
+        "1",
+        "  - delete: {replicaset: frontend, cascade: foreground}\n  - delete: {replicaset: frontend, cascade: unset}\n",
+    );
+    scenario::load_str(&dir.path().join("s.yaml"), &again)
+        .expect("a delete repeated while a Foreground one is under way loads");
 }
 
 #[test]

@@ -164,7 +164,7 @@ impl Ingredient {
             matches!(
                 a,
                 Action::DeleteReplicaSet {
-                    propagation: Propagation::Orphan,
+                    propagation: Some(Propagation::Orphan),
                     ..
                 }
             )

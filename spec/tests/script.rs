@@ -349,7 +349,7 @@ fn the_garbage_collectors_held_requests_wait_for_their_release() {
     };
     let delete = ScriptStep::Move(Action::DeleteReplicaSet {
         name: "frontend".into(),
-        propagation: Propagation::Orphan,
+        propagation: Some(Propagation::Orphan),
     });
     let mut steps = vec![
         ScriptStep::Move(Action::ApplyReplicaSet {

@@ -4,7 +4,8 @@
 //! The rules, in the order they are tried:
 //! - a ReplicaSet created, applied, patched or updated: `apply` of it as written (the model's
 //!   apply replaces labels and spec); its scale subresource: `scale`; its deletion: `delete`
-//!   with the request's propagation (apps/v1's default, background, when it gives none);
+//!   with the request's propagation, `unset` when it gives none (the server then chooses by
+//!   the finalizers the ReplicaSet carries), a step even when it writes nothing;
 //! - a pod created: `apply` of it (with `spec.nodeName` when it was created bound);
 //! - a pod bound (`pods/binding`): `schedule` to the binding's node;
 //! - a pod's status: `ready` (Running and Ready), `unready` (Running, not Ready) or `fail`
@@ -50,7 +51,11 @@ pub enum Inferred {
 /// The step a client's accepted write took (`objects` as it left them); `Err` says why no
 /// step can take it.
 pub fn step(r: &Request, applied: &Applied, objects: &Objects) -> Result<Inferred, String> {
-    if applied.changes.is_empty() {
+    // A ReplicaSet delete that writes nothing (repeated while a Foreground or Orphan one is
+    // under way, with no policy or the one in effect) is still a step: the server chose to
+    // change nothing, which the model's server must choose too.
+    let delete = r.kind == Kind::ReplicaSet && r.verb == "delete" && r.subresource.is_none();
+    if applied.changes.is_empty() && !delete {
         return Ok(Inferred::Invisible);
     }
     match r.kind {
@@ -160,16 +165,20 @@ pub fn refused_step(r: &Request) -> Option<(StepKind, Reason)> {
     Some((kind, reason))
 }
 
-/// The propagation a ReplicaSet delete's options ask for (apps/v1's default, background,
-/// when they give none).
-fn propagation(options: &Value) -> Result<Propagation, String> {
+/// The propagation a ReplicaSet delete's options ask for, `None` when they ask for none (the
+/// API server then chooses by the object's finalizers, `Propagation::chosen`: reading it as
+/// Background would be wrong for a delete repeated while a Foreground or Orphan one is under
+/// way). The deprecated `orphanDependents` asks too: `true` for Orphan, `false` for what
+/// store.go then does, neither orphan nor foreground — Background.
+fn propagation(options: &Value) -> Result<Option<Propagation>, String> {
     match (
         options["propagationPolicy"].as_str(),
         options["orphanDependents"].as_bool(),
     ) {
-        (Some("Orphan"), _) | (None, Some(true)) => Ok(Propagation::Orphan),
-        (Some("Foreground"), _) => Ok(Propagation::Foreground),
-        (Some("Background") | None, _) => Ok(Propagation::Background),
+        (Some("Orphan"), _) | (None, Some(true)) => Ok(Some(Propagation::Orphan)),
+        (Some("Foreground"), _) => Ok(Some(Propagation::Foreground)),
+        (Some("Background"), _) | (None, Some(false)) => Ok(Some(Propagation::Background)),
+        (None, None) => Ok(None),
         (Some(other), _) => Err(format!("unknown propagationPolicy {other:?}")),
     }
 }

@@ -61,7 +61,7 @@
 //! | `apply: {file: manifests/pod-rs.yaml, nodeName: node-1}` | the same, each pod bound to the node at creation, as a scheduler would bind it at once (a bound pod is deleted gracefully: it stays `Terminating` until `finishDeletion`). |
 //! | `apply: {manifest: {apiVersion: v1, kind: Pod, …}}` | a manifest inline: one object or a list of them. |
 //! | `scale: {replicaset: frontend, replicas: 5}` | `kubectl scale rs/frontend --replicas=5` |
-//! | `delete: {replicaset: frontend, cascade: orphan}` | `kubectl delete rs/frontend --cascade=…`: `background` (kubectl's default, also when `cascade` is left out), `foreground` or `orphan`. |
+//! | `delete: {replicaset: frontend, cascade: orphan}` | `kubectl delete rs/frontend --cascade=…`: `background` (kubectl's default, also when `cascade` is left out), `foreground` or `orphan`; or `unset`: a DELETE with no propagationPolicy (client-go's `Delete` with empty options), for which the API server takes the policy from a finalizer the ReplicaSet already carries, else apps/v1's default, Background. A ReplicaSet deleted with `foreground` or `orphan` may be deleted again (it stays until the garbage collector is done). |
 //! | `delete: {pod: pod1}` | `kubectl delete pod/pod1`; with a pod selection, every selected pod. |
 //! | `label: {pods: {of: frontend}, count: 1, set: {tier: debug}, remove: [track]}` | `kubectl label … tier=debug track- --overwrite` |
 //! | `unlabel: {pod: pod1, keys: [tier]}` | `kubectl label pod/pod1 tier-` |
@@ -130,6 +130,7 @@ pub use write::from_actions;
 use crate::manifest::Object;
 use crate::yaml::{cannot_read, FieldPath, Seg};
 use rsmc_spec::api::names::is_dns1123_subdomain;
+use rsmc_spec::api::Propagation;
 use rsmc_spec::gates::FeatureGates;
 use rsmc_spec::model::{PodAction, PodSet, Watcher};
 use rsmc_spec::profile::Profile;
@@ -366,11 +367,15 @@ pub const MAX_REPLICAS: i32 = 100;
 
 /// The ReplicaSets the steps so far have applied and not deleted: a step that scales or
 /// deletes another would be answered NotFound by the API server and do nothing, which a
-/// scenario must not do silently.
+/// scenario must not do silently. A ReplicaSet deleted with a policy that keeps it until
+/// the garbage collector is done (Foreground, Orphan) may be deleted again: a delete
+/// repeated while one is under way is what a client does, and what the server does with it
+/// is the point (`upstream/test-replicasets-apps-v1-default-gc-policy.yaml`).
 #[derive(Default)]
 struct ReplicaSetsSoFar {
     live: BTreeSet<String>,
     applied: BTreeSet<String>,
+    deleting: BTreeSet<String>,
 }
 
 impl ReplicaSetsSoFar {
@@ -392,6 +397,7 @@ impl ReplicaSetsSoFar {
                             return Some(m);
                         }
                         self.live.insert(name.clone());
+                        self.deleting.remove(name);
                         self.applied.insert(name.clone());
                     }
                 }
@@ -403,9 +409,23 @@ impl ReplicaSetsSoFar {
             } => self
                 .missing(replicaset)
                 .or_else(|| too_many(*replicas, &format!("replicaset {replicaset}"))),
-            StepKind::DeleteReplicaSet { replicaset, .. } => {
+            StepKind::DeleteReplicaSet {
+                replicaset,
+                propagation,
+            } => {
+                if self.deleting.contains(replicaset) {
+                    return None;
+                }
                 let missing = self.missing(replicaset);
                 self.live.remove(replicaset);
+                if missing.is_none()
+                    && matches!(
+                        propagation,
+                        Some(Propagation::Foreground | Propagation::Orphan)
+                    )
+                {
+                    self.deleting.insert(replicaset.clone());
+                }
                 missing
             }
             StepKind::ExpireExpectations { replicaset, .. } => (!self.applied.contains(replicaset))

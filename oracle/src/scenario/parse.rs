@@ -482,13 +482,14 @@ fn scale(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
     Ok(kind)
 }
 
-/// `kubectl delete --cascade=`.
+/// `kubectl delete --cascade=`, or `unset`: no propagationPolicy sent.
 #[derive(Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum Cascade {
     Background,
     Foreground,
     Orphan,
+    Unset,
 }
 
 fn delete(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
@@ -498,9 +499,10 @@ fn delete(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
     }
     let replicaset = f.required("replicaset")?;
     let propagation = match f.optional("cascade")? {
-        None | Some(Cascade::Background) => Propagation::Background,
-        Some(Cascade::Foreground) => Propagation::Foreground,
-        Some(Cascade::Orphan) => Propagation::Orphan,
+        None | Some(Cascade::Background) => Some(Propagation::Background),
+        Some(Cascade::Foreground) => Some(Propagation::Foreground),
+        Some(Cascade::Orphan) => Some(Propagation::Orphan),
+        Some(Cascade::Unset) => None,
     };
     f.finish()?;
     Ok(StepKind::DeleteReplicaSet {

@@ -34,10 +34,12 @@ pub enum StepKind {
     Apply(Apply),
     /// `kubectl scale rs/NAME --replicas=N`.
     Scale { replicaset: String, replicas: i32 },
-    /// `kubectl delete rs/NAME --cascade=…`.
+    /// `kubectl delete rs/NAME --cascade=…`, or with `cascade: unset` a DELETE that sends no
+    /// propagationPolicy (`propagation: None`: the API server chooses, as for client-go's
+    /// `Delete` with empty `DeleteOptions`, upstream's `TestReplicaSetsAppsV1DefaultGCPolicy`).
     DeleteReplicaSet {
         replicaset: String,
-        propagation: Propagation,
+        propagation: Option<Propagation>,
     },
     /// A user, the scheduler or the kubelet acts on each selected pod.
     Pods {
@@ -287,11 +289,18 @@ impl fmt::Display for StepKind {
             } => write!(f, "kubectl scale rs/{replicaset} --replicas={replicas}"),
             StepKind::DeleteReplicaSet {
                 replicaset,
-                propagation,
+                propagation: Some(p),
             } => write!(
                 f,
                 "kubectl delete rs/{replicaset} --cascade={}",
-                propagation.cascade_flag()
+                p.cascade_flag()
+            ),
+            StepKind::DeleteReplicaSet {
+                replicaset,
+                propagation: None,
+            } => write!(
+                f,
+                "DELETE rs/{replicaset} without a propagationPolicy (the API server chooses)"
             ),
             StepKind::Pods { selection, action } => {
                 let kubectl = target(selection, true);
@@ -373,10 +382,18 @@ mod tests {
         assert_eq!(
             StepKind::DeleteReplicaSet {
                 replicaset: "frontend".into(),
-                propagation: Propagation::Orphan
+                propagation: Some(Propagation::Orphan)
             }
             .to_string(),
             "kubectl delete rs/frontend --cascade=orphan"
+        );
+        assert_eq!(
+            StepKind::DeleteReplicaSet {
+                replicaset: "frontend".into(),
+                propagation: None
+            }
+            .to_string(),
+            "DELETE rs/frontend without a propagationPolicy (the API server chooses)"
         );
         assert_eq!(
             pods(

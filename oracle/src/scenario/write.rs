@@ -5,7 +5,7 @@ use super::step::{resource_name, Apply, ApplySource, Step, StepKind, THEN_HOLD_A
 use super::{Bounds, Scenario};
 use crate::manifest::Object;
 use crate::yaml::emit;
-use rsmc_spec::api::Kind;
+use rsmc_spec::api::{Kind, Propagation};
 use rsmc_spec::model::{
     Action, Awaited, PodAction, PodSelection, PodSet, Recipient, RequestHold, Watcher,
 };
@@ -139,7 +139,7 @@ fn kind_value(kind: &StepKind) -> Value {
         StepKind::DeleteReplicaSet {
             replicaset,
             propagation,
-        } => json!({"replicaset": replicaset, "cascade": propagation.cascade_flag()}),
+        } => json!({"replicaset": replicaset, "cascade": Propagation::asked_word(*propagation)}),
         StepKind::Pods { selection, action } => {
             let mut args = selection_value(selection);
             match action {

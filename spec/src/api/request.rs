@@ -28,6 +28,29 @@ impl Propagation {
             Propagation::Orphan => "orphan",
         }
     }
+
+    /// The scenario's `cascade:` word for what a delete asks: a policy, or `unset` when it
+    /// sends none (what client-go's `Delete` with empty `DeleteOptions` sends; kubectl always
+    /// sends one, `background` by default).
+    pub fn asked_word(asked: Option<Propagation>) -> &'static str {
+        asked.map_or("unset", Propagation::cascade_flag)
+    }
+
+    /// The policy a ReplicaSet delete takes effect with: the one it asks for, else the
+    /// `orphan` or `foregroundDeletion` finalizer the object already carries (a delete
+    /// repeated while one is under way keeps it), else apps/v1's default, Background.
+    /// [upstream] apiserver `registry/generic/registry/store.go` `shouldOrphanDependents`
+    /// and `shouldDeleteDependentsInForeground`; `pkg/registry/apps/replicaset/strategy.go`
+    /// `DefaultGarbageCollectionPolicy` (DeleteDependents for apps/v1).
+    pub fn chosen(asked: Option<Propagation>, finalizers: &[Finalizer]) -> Propagation {
+        asked.unwrap_or(if finalizers.contains(&Finalizer::Orphan) {
+            Propagation::Orphan
+        } else if finalizers.contains(&Finalizer::ForegroundDeletion) {
+            Propagation::Foreground
+        } else {
+            Propagation::Background
+        })
+    }
 }
 
 /// `metav1.DeleteOptions`, reduced to the propagation policy and the preconditions.

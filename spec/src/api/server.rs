@@ -338,7 +338,7 @@ impl ApiServer {
 
     /// store.go `Delete` for a ReplicaSet. The policy comes from the options, else from an
     /// orphan/foreground finalizer already present, else the apps/v1 default, Background
-    /// (strategy.go `DefaultGarbageCollectionPolicy`). Background removes the object at once
+    /// ([`Propagation::chosen`]). Background removes the object at once
     /// (the GC then collects the dependents); Orphan and Foreground set the deletionTimestamp
     /// and the matching finalizer (`deletionFinalizersForGarbageCollection`).
     fn delete_replicaset(
@@ -352,15 +352,7 @@ impl ApiServer {
                 return Err(ApiError::uid_precondition(RS, name, uid, old.meta.uid));
             }
         }
-        let policy = options.propagation.unwrap_or_else(|| {
-            if old.meta.has_finalizer(Finalizer::Orphan) {
-                Propagation::Orphan
-            } else if old.meta.has_finalizer(Finalizer::ForegroundDeletion) {
-                Propagation::Foreground
-            } else {
-                Propagation::Background
-            }
-        });
+        let policy = Propagation::chosen(options.propagation, &old.meta.finalizers);
         let mut new = old.clone();
         new.meta
             .finalizers

@@ -69,7 +69,9 @@ pub enum Action {
     },
     DeleteReplicaSet {
         name: String,
-        propagation: Propagation,
+        /// The policy the delete asks for; `None` sends none and the API server chooses
+        /// ([`Propagation::chosen`]).
+        propagation: Option<Propagation>,
     },
     /// `kubectl apply -f` of a bare pod's manifest: creates it (when one of that name exists,
     /// only its labels can change, as the API allows).
@@ -327,10 +329,20 @@ impl fmt::Display for Action {
             Action::ScaleReplicaSet { name, replicas } => {
                 write!(f, "user: kubectl scale rs/{name} --replicas={replicas}")
             }
-            Action::DeleteReplicaSet { name, propagation } => write!(
+            Action::DeleteReplicaSet {
+                name,
+                propagation: Some(p),
+            } => write!(
                 f,
                 "user: kubectl delete rs/{name} --cascade={}",
-                propagation.cascade_flag()
+                p.cascade_flag()
+            ),
+            Action::DeleteReplicaSet {
+                name,
+                propagation: None,
+            } => write!(
+                f,
+                "user: DELETE rs/{name} without a propagationPolicy (the API server chooses)"
             ),
             Action::ApplyPod { pod } => {
                 write!(f, "user: kubectl apply -f {}.yaml (bare pod", pod.meta.name)?;

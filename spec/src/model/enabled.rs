@@ -87,7 +87,7 @@ impl RsModel {
                     for p in &env.delete_replica_set {
                         out.push(Action::DeleteReplicaSet {
                             name: decl.name.clone(),
-                            propagation: *p,
+                            propagation: Some(*p),
                         });
                     }
                 }

@@ -132,14 +132,14 @@ impl RsModel {
                 })?;
             }
             Action::DeleteReplicaSet { name, propagation } => {
-                let uid = n
+                let meta = &n
                     .api
                     .replicasets
                     .get(name)
                     .ok_or(Unchanged::NOT_FOUND)?
-                    .meta
-                    .uid;
-                if *propagation == Propagation::Orphan {
+                    .meta;
+                let uid = meta.uid;
+                if Propagation::chosen(*propagation, &meta.finalizers) == Propagation::Orphan {
                     let dependents: Vec<_> = n
                         .api
                         .pods
@@ -152,7 +152,7 @@ impl RsModel {
                 n.api.apply(&Request::DeleteReplicaSet {
                     name: name.clone(),
                     options: DeleteOptions {
-                        propagation: Some(*propagation),
+                        propagation: *propagation,
                         ..DeleteOptions::default()
                     },
                 })?;

@@ -37,6 +37,14 @@ impl Finalizer {
             Finalizer::ForegroundDeletion => "foregroundDeletion",
         }
     }
+
+    /// The garbage collector's finalizer of this name; `None` for any other (a finalizer
+    /// of another controller, outside the model).
+    pub fn named(name: &str) -> Option<Finalizer> {
+        [Finalizer::Orphan, Finalizer::ForegroundDeletion]
+            .into_iter()
+            .find(|f| f.as_str() == name)
+    }
 }
 
 /// The kinds of owner a pod can reference in this model.
