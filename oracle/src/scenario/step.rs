@@ -289,19 +289,8 @@ impl fmt::Display for StepKind {
             } => write!(f, "kubectl scale rs/{replicaset} --replicas={replicas}"),
             StepKind::DeleteReplicaSet {
                 replicaset,
-                propagation: Some(p),
-            } => write!(
-                f,
-                "kubectl delete rs/{replicaset} --cascade={}",
-                p.cascade_flag()
-            ),
-            StepKind::DeleteReplicaSet {
-                replicaset,
-                propagation: None,
-            } => write!(
-                f,
-                "DELETE rs/{replicaset} without a propagationPolicy (the API server chooses)"
-            ),
+                propagation,
+            } => f.write_str(&Propagation::delete_command(replicaset, *propagation)),
             StepKind::Pods { selection, action } => {
                 let kubectl = target(selection, true);
                 let words = target(selection, false);

@@ -36,6 +36,17 @@ impl Propagation {
         asked.map_or("unset", Propagation::cascade_flag)
     }
 
+    /// A user's delete of ReplicaSet `name` asking for `asked`, as the command it is: kubectl's,
+    /// or a bare DELETE when it sends no policy (kubectl always sends one).
+    pub fn delete_command(name: &str, asked: Option<Propagation>) -> String {
+        match asked {
+            Some(p) => format!("kubectl delete rs/{name} --cascade={}", p.cascade_flag()),
+            None => {
+                format!("DELETE rs/{name} without a propagationPolicy (the API server chooses)")
+            }
+        }
+    }
+
     /// The policy a ReplicaSet delete takes effect with: the one it asks for, else the
     /// `orphan` or `foregroundDeletion` finalizer the object already carries (a delete
     /// repeated while one is under way keeps it), else apps/v1's default, Background.

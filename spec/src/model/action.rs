@@ -329,21 +329,9 @@ impl fmt::Display for Action {
             Action::ScaleReplicaSet { name, replicas } => {
                 write!(f, "user: kubectl scale rs/{name} --replicas={replicas}")
             }
-            Action::DeleteReplicaSet {
-                name,
-                propagation: Some(p),
-            } => write!(
-                f,
-                "user: kubectl delete rs/{name} --cascade={}",
-                p.cascade_flag()
-            ),
-            Action::DeleteReplicaSet {
-                name,
-                propagation: None,
-            } => write!(
-                f,
-                "user: DELETE rs/{name} without a propagationPolicy (the API server chooses)"
-            ),
+            Action::DeleteReplicaSet { name, propagation } => {
+                write!(f, "user: {}", Propagation::delete_command(name, *propagation))
+            }
             Action::ApplyPod { pod } => {
                 write!(f, "user: kubectl apply -f {}.yaml (bare pod", pod.meta.name)?;
                 match &pod.node_name {
