@@ -12,7 +12,7 @@
 //!   precondition (`status_manager.go` `syncPod`, `canBeDeleted` then `Delete` with
 //!   `NewDeleteOptions(0)` and `Preconditions{UID}`).
 
-use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod};
+use k8s_openapi::api::core::v1::{Binding, ContainerStatus, Node, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::Status;
@@ -72,7 +72,7 @@ pub async fn report_status(api: &Api<Pod>, pod: &Pod, report: Report) -> Result<
                 "image": c.image.clone().unwrap_or_default(),
                 "imageID": "",
                 "ready": ready,
-                "restartCount": 0,
+                "restartCount": restart_count(pod, &c.name),
                 "started": report != Report::Failed,
                 "state": state,
             })
@@ -95,6 +95,66 @@ pub async fn report_status(api: &Api<Pod>, pod: &Pod, report: Report) -> Result<
             "startTime": now,
         }
     });
+    api.patch_status(
+        &pod.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&status),
+    )
+    .await
+}
+
+/// The pod's container statuses as reported so far.
+fn container_statuses(pod: &Pod) -> impl Iterator<Item = &ContainerStatus> + Clone {
+    pod.status
+        .iter()
+        .flat_map(|s| s.container_statuses.iter().flatten())
+}
+
+/// A container's `restartCount` as the pod's status has it (0 before the first report): a
+/// kubelet only ever counts up, so a later report keeps it.
+fn restart_count(pod: &Pod, container: &str) -> i32 {
+    container_statuses(pod)
+        .find(|c| c.name == container)
+        .map_or(0, |c| c.restart_count)
+}
+
+/// The highest `restartCount` of the pod's containers: what the model holds of them.
+pub fn restarts(pod: &Pod) -> u32 {
+    container_statuses(pod)
+        .map(|c| c.restart_count.max(0) as u32)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Report that the pod's containers have restarted, each `restartCount` now `restarts`: each
+/// container's status as it was (or, before any report, one with no state, as upstream's test
+/// writes it: kubectl then shows the pod's phase, as the model's rendering does) with
+/// `restartCount` set, phase and conditions untouched. What upstream's `TestPodDeletionCost` writes itself through `UpdateStatus`.
+/// The container statuses are one list to a merge patch, so the whole list is sent.
+pub async fn report_restarts(api: &Api<Pod>, pod: &Pod, restarts: u32) -> Result<Pod, kube::Error> {
+    let reported = container_statuses(pod);
+    let containers: Vec<_> = pod
+        .spec
+        .iter()
+        .flat_map(|s| &s.containers)
+        .map(|c| {
+            let mut status = reported
+                .clone()
+                .find(|r| r.name == c.name)
+                .and_then(|r| serde_json::to_value(r).ok())
+                .unwrap_or_else(|| {
+                    json!({
+                        "name": c.name,
+                        "image": c.image.clone().unwrap_or_default(),
+                        "imageID": "",
+                        "ready": false,
+                    })
+                });
+            status["restartCount"] = json!(restarts);
+            status
+        })
+        .collect();
+    let status = json!({"status": {"containerStatuses": containers}});
     api.patch_status(
         &pod.name_any(),
         &PatchParams::default(),

@@ -22,7 +22,7 @@ use rsmc_oracle::observed::{abstract_pod, abstract_replicaset, Refusal, UidToken
 use rsmc_oracle::scenario::{Apply, StepKind};
 use rsmc_spec::api::{Propagation, View};
 use rsmc_spec::model::{PodAction, PodSelection};
-use rsmc_spec::object::Finalizer;
+use rsmc_spec::object::{Finalizer, POD_DELETION_COST};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -425,6 +425,38 @@ impl<T> PodWrite<T> {
     }
 }
 
+/// A merge patch of one map of the pod's metadata (`labels` or `annotations`), conditioned
+/// on the version read (see [`precondition`]): setting what the pod already has writes
+/// nothing, and the step's own write is recorded as such. Whether the step acted on the pod.
+async fn patch_metadata(
+    ctx: &mut StepContext<'_>,
+    api: &Api<Pod>,
+    name: &str,
+    field: &str,
+    map: serde_json::Map<String, serde_json::Value>,
+    what: impl FnOnce() -> String,
+) -> Result<bool, StepError> {
+    let map = &map;
+    let written = precondition::write(
+        || precondition::version_of(api, name),
+        |rv| {
+            let patch = Patch::Merge(json!({
+                "metadata": {field: map, "resourceVersion": rv},
+            }));
+            async move {
+                let p = api.patch(name, &PatchParams::default(), &patch).await?;
+                Ok(p.metadata.resource_version)
+            }
+        },
+    )
+    .await;
+    let r = PodWrite::new(what, written)?;
+    if let Some(Some(own)) = r.written() {
+        ctx.recorder.own_write(ctx.index, Some(own));
+    }
+    Ok(r.acted())
+}
+
 /// Act on one pod; false when the pod was gone.
 async fn pod_action(
     ctx: &mut StepContext<'_>,
@@ -454,29 +486,18 @@ async fn pod_action(
             for (k, v) in set {
                 labels.insert(k.clone(), json!(v));
             }
-            // Conditioned on the version read (see [`precondition`]): setting labels the pod
-            // already has writes nothing.
-            let api = &api;
-            let labels = &labels;
-            let written = precondition::write(
-                || precondition::version_of(api, &name),
-                |rv| {
-                    let patch = Patch::Merge(json!({
-                        "metadata": {"labels": labels, "resourceVersion": rv},
-                    }));
-                    let name = &name;
-                    async move {
-                        let p = api.patch(name, &PatchParams::default(), &patch).await?;
-                        Ok(p.metadata.resource_version)
-                    }
-                },
-            )
-            .await;
-            let r = PodWrite::new(|| what("label"), written)?;
-            if let Some(Some(own)) = r.written() {
-                ctx.recorder.own_write(ctx.index, Some(own));
-            }
-            r.acted()
+            patch_metadata(ctx, &api, &name, "labels", labels, || what("label")).await?
+        }
+        PodAction::Annotate { deletion_cost } => {
+            let mut annotations = serde_json::Map::new();
+            annotations.insert(
+                POD_DELETION_COST.into(),
+                deletion_cost.map_or(serde_json::Value::Null, |c| json!(c.to_string())),
+            );
+            patch_metadata(ctx, &api, &name, "annotations", annotations, || {
+                what("annotate")
+            })
+            .await?
         }
         PodAction::Schedule { node } => {
             let r = PodWrite::new(|| what("bind"), kubelet::bind(&api, &name, node).await)?;
@@ -504,6 +525,21 @@ async fn pod_action(
             let r = PodWrite::new(
                 || what("report the status of"),
                 kubelet::report_status(&api, pod, report).await,
+            )?;
+            if let Some(p) = r.written() {
+                ctx.recorder
+                    .own_write(ctx.index, p.metadata.resource_version.as_deref());
+            }
+            r.acted()
+        }
+        PodAction::Restarted { restarts } if kubelet::restarts(pod) == *restarts => {
+            // The count the pod has already: the model's kubelet has nothing to report.
+            true
+        }
+        PodAction::Restarted { restarts } => {
+            let r = PodWrite::new(
+                || what("report the container restarts of"),
+                kubelet::report_restarts(&api, pod, *restarts).await,
             )?;
             if let Some(p) = r.written() {
                 ctx.recorder

@@ -17,7 +17,9 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use rsmc_oracle::observed::{abstract_pod, abstract_replicaset, UidTokens};
-use rsmc_spec::object::{Meta, Pod, ReplicaSet, Rv, Seconds, Uid, POD_DELETION_COST};
+use rsmc_spec::object::{
+    deletion_cost, Meta, Pod, ReplicaSet, Rv, Seconds, Uid, POD_DELETION_COST,
+};
 use std::collections::BTreeMap;
 
 /// Tokens for one sync or one event.
@@ -81,7 +83,7 @@ impl Abstraction {
         if let Some(annotations) = plain.metadata.annotations.as_mut() {
             if annotations
                 .get(POD_DELETION_COST)
-                .is_some_and(|c| c.parse::<i32>().is_err())
+                .is_some_and(|c| deletion_cost(c).is_err())
             {
                 annotations.remove(POD_DELETION_COST);
             }

@@ -141,7 +141,7 @@ pub struct PodView {
     /// deletionGracePeriodSeconds 0: the API server removes it next.
     pub grace_over: bool,
     pub restarts: u32,
-    pub deletion_cost: i32,
+    pub deletion_cost: Option<i32>,
     pub finalizers: BTreeSet<Finalizer>,
     /// Owner references without their UIDs: (name, controller, blockOwnerDeletion).
     pub owners: Vec<(String, bool, bool)>,

@@ -390,12 +390,7 @@ fn surplus(cluster: &Snapshot, rs: &ReplicaSet) -> usize {
 fn ranked_first(cluster: &Snapshot, pod: &Pod, rs: &ReplicaSet, sem: &Semantics) -> bool {
     let pods = controlled(cluster, rs.meta.uid);
     let surplus = pods.len().saturating_sub(rs.spec.replicas.max(0) as usize);
-    let colocated = ranking::colocation(&pods, &[]);
-    let keys: Vec<ranking::RankKey> = pods
-        .iter()
-        .zip(colocated)
-        .map(|(p, c)| ranking::rank_key(p, c, sem))
-        .collect();
+    let keys = ranking::rank_keys(&pods, &ranking::colocation(&pods, &[]), sem);
     let Some(own) = pods
         .iter()
         .position(|p| p.meta.name == pod.meta.name)

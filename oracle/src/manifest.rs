@@ -37,7 +37,9 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use rsmc_spec::api::validation::{pod_errors, replicaset_create_errors};
-use rsmc_spec::object::{LabelSelector, Operator, Pod, ReplicaSet, Requirement, POD_DELETION_COST};
+use rsmc_spec::object::{
+    deletion_cost, LabelSelector, Operator, Pod, ReplicaSet, Requirement, POD_DELETION_COST,
+};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
@@ -309,16 +311,15 @@ fn pod(doc: &Document, pod: core::Pod) -> Result<Pod, Error> {
         .as_ref()
         .and_then(|a| a.get(POD_DELETION_COST))
     {
-        // The API server checks the annotation as Go's strconv.ParseInt(cost, 10, 32) does.
-        model.deletion_cost = cost.parse().map_err(|_| {
+        model.deletion_cost = Some(deletion_cost(cost).map_err(|e| {
             doc.error(
                 &root
                     .key("metadata")
                     .key("annotations")
                     .key(POD_DELETION_COST),
-                format!("Invalid value: {cost:?}: must be a 32bit integer"),
+                e,
             )
-        })?;
+        })?);
     }
     Ok(model)
 }
@@ -559,7 +560,7 @@ spec:
         };
         assert_eq!(pod.meta.labels, labels(&[("tier", "frontend")]));
         assert_eq!(pod.node_name.as_deref(), Some("node-1"));
-        assert_eq!(pod.deletion_cost, -5);
+        assert_eq!(pod.deletion_cost, Some(-5));
     }
 
     #[test]
@@ -567,8 +568,14 @@ spec:
         let err = parse(&POD.replace("\"-5\"", "cheap")).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.yaml:8:5: metadata.annotations.controller.kubernetes.io/pod-deletion-cost: Invalid value: \"cheap\": must be a 32bit integer"
+            "m.yaml:8:5: metadata.annotations.controller.kubernetes.io/pod-deletion-cost: Invalid value: \"cheap\": must be a 32bit integer, without a plus sign or leading zeros"
         );
+        // As upstream reads it (getDeletionCostFromPodAnnotations): Go's ParseInt would take
+        // both, the first-digit rule does not.
+        for bad in ["\"+5\"", "\"007\""] {
+            let err = parse(&POD.replace("\"-5\"", bad)).unwrap_err();
+            assert!(err.to_string().contains("without a plus sign or leading zeros"), "{err}");
+        }
         let err = parse(&POD.replace("\"-5\"", "5")).unwrap_err();
         assert!(
             err.to_string()
@@ -658,7 +665,7 @@ spec:
         rs.spec.template_annotations = labels(&[("test", "annotation")]);
         let mut pod = Pod::new("pod1", labels(&[("tier", "frontend")]));
         pod.node_name = Some("node-1".into());
-        pod.deletion_cost = 7;
+        pod.deletion_cost = Some(7);
         for object in [
             Object::ReplicaSet(Arc::new(rs)),
             Object::Pod(Arc::new(pod)),

@@ -109,7 +109,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use rsmc_spec::api::{Kind, View};
 use rsmc_spec::gates::{semantics_of_server, FeatureGates};
 use rsmc_spec::object::{
-    Finalizer, LabelSelector, Meta, Operator, OwnerKind, OwnerReference, Pod, PodPhase,
+    deletion_cost, Finalizer, LabelSelector, Meta, Operator, OwnerKind, OwnerReference, Pod, PodPhase,
     ReplicaFailure, ReplicaSet, ReplicaSetSpec, ReplicaSetStatus, Requirement, Uid,
     POD_DELETION_COST,
 };
@@ -664,9 +664,9 @@ pub fn abstract_pod(pod: &core::Pod, uids: &mut impl UidSource) -> Result<Pod, S
         .as_ref()
         .and_then(|a| a.get(POD_DELETION_COST))
     {
-        out.deletion_cost = cost.parse().map_err(|_| {
-            format!("metadata.annotations[{POD_DELETION_COST}]: expected an integer, got {cost:?}")
-        })?;
+        out.deletion_cost = Some(
+            deletion_cost(cost).map_err(|e| format!("metadata.annotations[{POD_DELETION_COST}]: {e}"))?,
+        );
     }
     Ok(out)
 }

@@ -246,8 +246,11 @@ fn cases() -> Vec<Case> {
             1,
             &[&["crashy"]],
         ),
+        // Log-scaled, ready times that differ are decided by their buckets or, in one
+        // bucket, by UID: `Less` returns before the restart rule (controller_utils.go,
+        // rule 6), so the restarts do not decide either.
         differ(
-            "ready time is decided before restarts, unless it is log-scaled",
+            "ready time is decided before restarts, log-scaled or not",
             vec![
                 ready_on("early-crashy", 1, "node-1")
                     .ready_since(10)
@@ -256,7 +259,18 @@ fn cases() -> Vec<Case> {
             ],
             1,
             &[&["late-steady"]],
-            &[&["early-crashy"]],
+            &[&["early-crashy"], &["late-steady"]],
+        ),
+        same(
+            "pods not Ready keep the restart rule while Ready ones' times differ",
+            vec![
+                ready_on("early", 1, "node-1").ready_since(10),
+                ready_on("late", 2, "node-1").ready_since(20),
+                plain("waiting", 3),
+                plain("waiting-crashy", 4).restarts(2),
+            ],
+            1,
+            &[&["waiting-crashy"]],
         ),
         differ(
             "otherwise the newer pod goes first (log-scaled upstream)",

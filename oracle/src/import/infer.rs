@@ -9,8 +9,10 @@
 //! - a pod created: `apply` of it (with `spec.nodeName` when it was created bound);
 //! - a pod bound (`pods/binding`): `schedule` to the binding's node;
 //! - a pod's status: `ready` (Running and Ready), `unready` (Running, not Ready) or `fail`
-//!   (Failed), by the phase and Ready condition written;
-//! - a pod's labels changed: `label` with the keys set and removed;
+//!   (Failed), by the phase and Ready condition written; a write that changes only the
+//!   containers' restart count: `restartContainers` with the highest count;
+//! - a pod's labels changed: `label` with the keys set and removed; its deletion-cost
+//!   annotation changed: `annotate` setting or removing it;
 //! - a pod deleted: `delete` when it was not being deleted, `finishDeletion` when it was (the
 //!   kubelet's final delete);
 //! - a write the model cannot see (its abstraction is unchanged: a container status, an
@@ -232,11 +234,23 @@ fn pod_step(r: &Request, applied: &Applied, objects: &Objects) -> Result<Inferre
         }
         (_, Some("status")) => {
             let new = pod(applied.after.as_ref().ok_or("the status removed the pod")?)?;
+            let restarted = new.restarts != old.restarts;
             if (new.phase, new.ready_since.is_some()) == (old.phase, old.ready_since.is_some()) {
                 if new == old {
                     return Ok(Inferred::Invisible);
                 }
-                return Err("a status write that changes what the model has of a pod (restarts) but neither its phase nor its readiness: no scenario step does it".into());
+                if restarted {
+                    return Ok(Inferred::Step(StepKind::Pods {
+                        selection,
+                        action: PodAction::Restarted {
+                            restarts: new.restarts,
+                        },
+                    }));
+                }
+                return Err("a status write that changes what the model has of a pod but neither its phase, its readiness nor its restart count: no scenario step does it".into());
+            }
+            if restarted {
+                return Err("a status write that changes a pod's phase or readiness and its restart count at once: a scenario step does one of them (`ready`, `unready`, `fail` or `restartContainers`)".into());
             }
             match (new.phase, new.ready_since.is_some()) {
                 (PodPhase::Running, true) => PodAction::Ready,
@@ -253,11 +267,23 @@ fn pod_step(r: &Request, applied: &Applied, objects: &Objects) -> Result<Inferre
             let new = pod(applied.after.as_ref().ok_or("the write removed the pod")?)?;
             let mut relabelled = new.clone();
             relabelled.meta.labels = old.meta.labels.clone();
+            relabelled.deletion_cost = old.deletion_cost;
             if relabelled != old {
-                return Err("a client changes a pod's owner references, finalizers, deletion cost or spec: of a pod's metadata, a scenario step changes labels only".into());
+                return Err("a client changes a pod's owner references, finalizers or spec: of a pod's metadata, a scenario step changes labels or the deletion cost only".into());
             }
-            if new.meta.labels == old.meta.labels {
-                return Ok(Inferred::Invisible);
+            let relabels = new.meta.labels != old.meta.labels;
+            match (relabels, new.deletion_cost != old.deletion_cost) {
+                (false, false) => return Ok(Inferred::Invisible),
+                (true, true) => return Err("a client changes a pod's labels and its deletion cost in one write: a scenario step does one of them (`label` or `annotate`)".into()),
+                (false, true) => {
+                    return Ok(Inferred::Step(StepKind::Pods {
+                        selection,
+                        action: PodAction::Annotate {
+                            deletion_cost: new.deletion_cost,
+                        },
+                    }))
+                }
+                (true, false) => {}
             }
             let set = new
                 .meta

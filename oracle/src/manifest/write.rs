@@ -47,7 +47,7 @@ pub fn replicaset_manifest(rs: &ReplicaSet) -> Value {
 
 /// A v1 Pod manifest, with `spec.nodeName` and the deletion-cost annotation when set.
 pub fn pod_manifest(pod: &Pod) -> Value {
-    let cost = (pod.deletion_cost != 0).then(|| pod.deletion_cost.to_string());
+    let cost = pod.deletion_cost.map(|c| c.to_string());
     let mut spec = json!({ "containers": containers() });
     if let Some(node) = &pod.node_name {
         spec["nodeName"] = json!(node);

@@ -79,12 +79,16 @@ impl Compiled {
             match step {
                 ScriptStep::Pods { action, .. } if action.is_real_kubelets_own() => continue,
                 ScriptStep::Pods { action, .. } => match action {
-                    PodAction::Unready | PodAction::Fail => {
+                    PodAction::Unready | PodAction::Fail | PodAction::Restarted { .. } => {
+                        let what = match action {
+                            PodAction::Fail => "makes pods fail",
+                            PodAction::Unready => "makes pods unready",
+                            _ => "makes pods' containers restart",
+                        };
                         return Err(format!(
-                            "step {} makes pods {}, which a real kubelet does only when their containers do",
+                            "step {} {what}, which a real kubelet does only when their containers do",
                             at + 1,
-                            if *action == PodAction::Fail { "fail" } else { "unready" }
-                        ))
+                        ));
                     }
                     _ => {}
                 },

@@ -8,7 +8,7 @@ use crate::yaml::{self, describe, Document, Error, FieldPath, Fields, Seg};
 use rsmc_spec::api::{Kind, Propagation, Reason, RequestPattern};
 use rsmc_spec::gates::{FeatureGates, Gate};
 use rsmc_spec::model::{Awaited, PodAction, PodSelection, PodSet, Recipient, RequestHold, Watcher};
-use rsmc_spec::object::{LabelSelector, Labels, Pod};
+use rsmc_spec::object::{deletion_cost, LabelSelector, Labels, Pod, POD_DELETION_COST};
 use rsmc_spec::profile::Profile;
 use serde::Deserialize;
 use serde_json::Value;
@@ -56,6 +56,11 @@ const KINDS: &[(&str, &str, Reader)] = &[
         |c, p| pod_step(c, p, unlabel),
     ),
     (
+        "annotate",
+        "annotate: {pod: NAME | pods: PODS, count: N, set: {controller.kubernetes.io/pod-deletion-cost: COST}} | {…, remove: [controller.kubernetes.io/pod-deletion-cost]}",
+        |c, p| pod_step(c, p, annotate),
+    ),
+    (
         "schedule",
         "schedule: {pod: NAME | pods: PODS, count: N, node: NODE}",
         |c, p| {
@@ -77,6 +82,17 @@ const KINDS: &[(&str, &str, Reader)] = &[
     ("fail", "fail: {pod: NAME | pods: PODS, count: N}", |c, p| {
         pod_step(c, p, |_| Ok(PodAction::Fail))
     }),
+    (
+        "restartContainers",
+        "restartContainers: {pod: NAME | pods: PODS, count: N, restartCount: N}",
+        |c, p| {
+            pod_step(c, p, |f| {
+                Ok(PodAction::Restarted {
+                    restarts: f.required("restartCount")?,
+                })
+            })
+        },
+    ),
     (
         "finishDeletion",
         "finishDeletion: {pod: NAME | pods: PODS, count: N}",
@@ -583,6 +599,49 @@ fn label(f: &mut Fields) -> Result<PodAction, Error> {
         set: f.optional("set")?.unwrap_or_default(),
         remove: f.optional("remove")?.unwrap_or_default(),
     })
+}
+
+/// The one annotation a step may set or remove: the deletion cost, which the ranking reads.
+/// Other annotations are opaque to the controller and the model does not hold them.
+fn annotate(f: &mut Fields) -> Result<PodAction, Error> {
+    let only = |key: &str| {
+        format!("{key:?}: the model holds only the annotation {POD_DELETION_COST} (the scale-down ranking reads it; other annotations do not change what the controller does)")
+    };
+    let set = f.optional::<BTreeMap<String, Value>>("set")?;
+    let remove = f.optional::<Vec<String>>("remove")?;
+    let deletion_cost = match (set, remove) {
+        (Some(set), None) if set.len() == 1 => {
+            let (key, value) = set.into_iter().next().expect("one entry");
+            if key != POD_DELETION_COST {
+                return Err(f.error_at("set", only(&key)));
+            }
+            let text = match &value {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                other => {
+                    return Err(f.error_at(
+                        "set",
+                        format!("{POD_DELETION_COST}: expected a string such as \"1000\", got {}", describe(other)),
+                    ))
+                }
+            };
+            let cost = deletion_cost(&text)
+                .map_err(|e| f.error_at("set", format!("{POD_DELETION_COST}: {e}")))?;
+            Some(cost)
+        }
+        (None, Some(remove)) if remove.len() == 1 => {
+            if remove[0] != POD_DELETION_COST {
+                return Err(f.error_at("remove", only(&remove[0])));
+            }
+            None
+        }
+        _ => {
+            return Err(f.error(format!(
+                "give `set: {{{POD_DELETION_COST}: COST}}` or `remove: [{POD_DELETION_COST}]`, one annotation"
+            )))
+        }
+    };
+    Ok(PodAction::Annotate { deletion_cost })
 }
 
 fn unlabel(f: &mut Fields) -> Result<PodAction, Error> {

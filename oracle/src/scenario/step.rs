@@ -6,7 +6,7 @@ use rsmc_spec::api::{Kind, Propagation, Reason, RequestPattern};
 use rsmc_spec::model::{
     Action, Awaited, PodAction, PodSelection, PodSet, Recipient, RequestHold, Watcher,
 };
-use rsmc_spec::object::render_labels_compact;
+use rsmc_spec::object::{render_labels_compact, POD_DELETION_COST};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -217,10 +217,12 @@ impl StepKind {
                 PodAction::Delete => "delete",
                 PodAction::Label { set, .. } if set.is_empty() => "unlabel",
                 PodAction::Label { .. } => "label",
+                PodAction::Annotate { .. } => "annotate",
                 PodAction::Schedule { .. } => "schedule",
                 PodAction::Ready => "ready",
                 PodAction::Unready => "unready",
                 PodAction::Fail => "fail",
+                PodAction::Restarted { .. } => "restartContainers",
                 PodAction::FinishDeletion => "finishDeletion",
             },
             StepKind::Wait { .. } => "wait",
@@ -306,10 +308,22 @@ impl fmt::Display for StepKind {
                         }
                         f.write_str(" --overwrite")
                     }
+                    PodAction::Annotate {
+                        deletion_cost: Some(cost),
+                    } => write!(
+                        f,
+                        "kubectl annotate {kubectl} {POD_DELETION_COST}={cost} --overwrite"
+                    ),
+                    PodAction::Annotate {
+                        deletion_cost: None,
+                    } => write!(f, "kubectl annotate {kubectl} {POD_DELETION_COST}-"),
                     PodAction::Schedule { node } => write!(f, "scheduler: bind {words} to {node}"),
                     PodAction::Ready => write!(f, "kubelet: {words} Ready"),
                     PodAction::Unready => write!(f, "kubelet: {words} not Ready"),
                     PodAction::Fail => write!(f, "kubelet: {words} Failed"),
+                    PodAction::Restarted { restarts } => {
+                        write!(f, "kubelet: {words} containers restarted, restartCount {restarts}")
+                    }
                     PodAction::FinishDeletion => {
                         write!(f, "kubelet: {words} terminated, deletion completes")
                     }

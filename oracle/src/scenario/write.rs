@@ -9,6 +9,7 @@ use rsmc_spec::api::{Kind, Propagation};
 use rsmc_spec::model::{
     Action, Awaited, PodAction, PodSelection, PodSet, Recipient, RequestHold, Watcher,
 };
+use rsmc_spec::object::POD_DELETION_COST;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -151,6 +152,19 @@ fn kind_value(kind: &StepKind) -> Value {
                     if !remove.is_empty() {
                         args.insert("remove".into(), json!(remove));
                     }
+                }
+                PodAction::Annotate {
+                    deletion_cost: Some(cost),
+                } => {
+                    args.insert("set".into(), json!({ POD_DELETION_COST: cost.to_string() }));
+                }
+                PodAction::Annotate {
+                    deletion_cost: None,
+                } => {
+                    args.insert("remove".into(), json!([POD_DELETION_COST]));
+                }
+                PodAction::Restarted { restarts } => {
+                    args.insert("restartCount".into(), json!(restarts));
                 }
                 PodAction::Schedule { node } => {
                     args.insert("node".into(), json!(node));
@@ -299,6 +313,15 @@ impl Step {
                     remove: remove.clone(),
                 },
             ),
+            Action::AnnotatePod {
+                name,
+                deletion_cost,
+            } => pod(
+                name,
+                PodAction::Annotate {
+                    deletion_cost: *deletion_cost,
+                },
+            ),
             Action::DeletePod { name } => pod(name, PodAction::Delete),
             Action::SchedulePod { name, node } => {
                 pod(name, PodAction::Schedule { node: node.clone() })
@@ -306,6 +329,12 @@ impl Step {
             Action::PodReady { name } => pod(name, PodAction::Ready),
             Action::PodUnready { name } => pod(name, PodAction::Unready),
             Action::PodFailed { name } => pod(name, PodAction::Fail),
+            Action::PodRestarted { name, restarts } => pod(
+                name,
+                PodAction::Restarted {
+                    restarts: *restarts,
+                },
+            ),
             Action::FinishPodDeletion { name } => pod(name, PodAction::FinishDeletion),
             Action::Tick => StepKind::Wait { seconds: 1 },
             Action::CrashController { controller } => StepKind::RestartController {

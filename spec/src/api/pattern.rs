@@ -180,13 +180,13 @@ impl Request {
             R::DeleteReplicaSet { name, .. } => (Verb::Delete, Resource::ReplicaSets, Some(name)),
             R::RemoveFinalizer { name, .. } => (Verb::Patch, Resource::ReplicaSets, Some(name)),
             R::CreatePod(_) => (Verb::Create, Resource::Pods, None),
-            R::PatchPodOwnerReferences { name, .. } | R::SetPodLabels { name, .. } => {
-                (Verb::Patch, Resource::Pods, Some(name))
-            }
+            R::PatchPodOwnerReferences { name, .. }
+            | R::SetPodLabels { name, .. }
+            | R::SetPodDeletionCost { name, .. } => (Verb::Patch, Resource::Pods, Some(name)),
             R::DeletePod { name, .. } | R::FinishPodDeletion { name } => {
                 (Verb::Delete, Resource::Pods, Some(name))
             }
-            R::BindPod { .. } | R::SetPodStatus { .. } => return None,
+            R::BindPod { .. } | R::SetPodStatus { .. } | R::SetPodRestarts { .. } => return None,
         })
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::object::{
     Finalizer, Labels, OwnerReference, Pod, PodPhase, ReplicaSet, ReplicaSetStatus, Rv, Uid,
+    POD_DELETION_COST,
 };
 use serde::{Deserialize, Serialize};
 
@@ -130,6 +131,12 @@ pub enum Request {
         name: String,
         labels: Labels,
     },
+    /// `kubectl annotate pod … controller.kubernetes.io/pod-deletion-cost=N --overwrite` (or
+    /// `…-`): a patch of the one annotation the model holds.
+    SetPodDeletionCost {
+        name: String,
+        cost: Option<i32>,
+    },
     /// The scheduler's binding.
     BindPod {
         name: String,
@@ -140,6 +147,13 @@ pub enum Request {
         name: String,
         phase: PodPhase,
         ready: bool,
+    },
+    /// The kubelet's status update after a container restarted: the containers'
+    /// `restartCount` (the highest of them is what the model holds), phase and readiness
+    /// as they were.
+    SetPodRestarts {
+        name: String,
+        restarts: u32,
     },
     DeletePod {
         name: String,
@@ -231,12 +245,19 @@ impl std::fmt::Display for Request {
             Request::SetPodLabels { name, labels } => {
                 write!(f, "PATCH pods/{name} labels={}", crate::object::render_labels(labels))
             }
+            Request::SetPodDeletionCost { name, cost } => match cost {
+                Some(cost) => write!(f, "PATCH pods/{name} annotations={POD_DELETION_COST}={cost}"),
+                None => write!(f, "PATCH pods/{name} annotations={POD_DELETION_COST}-"),
+            },
             Request::BindPod { name, node } => write!(f, "POST pods/{name}/binding node={node}"),
             Request::SetPodStatus { name, phase, ready } => write!(
                 f,
                 "PUT pods/{name}/status phase={} ready={ready}",
                 phase.as_str()
             ),
+            Request::SetPodRestarts { name, restarts } => {
+                write!(f, "PUT pods/{name}/status restartCount={restarts}")
+            }
             Request::DeletePod { name, options } => {
                 write!(f, "DELETE pods/{name}{}", precondition(options))
             }

@@ -205,6 +205,12 @@ impl ApiServer {
                 new.meta.labels = labels.clone();
                 Ok(self.write(Some(old), Some(new)))
             }
+            Request::SetPodDeletionCost { name, cost } => {
+                let old = Pod::clone(self.pod(name)?);
+                let mut new = old.clone();
+                new.deletion_cost = *cost;
+                Ok(self.write(Some(old), Some(new)))
+            }
             Request::BindPod { name, node } => self.bind_pod(name, node, false),
             Request::SetPodStatus { name, phase, ready } => {
                 let old = Pod::clone(self.pod(name)?);
@@ -216,6 +222,13 @@ impl ApiServer {
                     (true, None) => Some(self.now),
                 };
                 new.available = *ready;
+                new.reported = true;
+                Ok(self.write(Some(old), Some(new)))
+            }
+            Request::SetPodRestarts { name, restarts } => {
+                let old = Pod::clone(self.pod(name)?);
+                let mut new = old.clone();
+                new.restarts = *restarts;
                 new.reported = true;
                 Ok(self.write(Some(old), Some(new)))
             }

@@ -41,31 +41,52 @@ pub type RankKey = (
     Reverse<u32>,         // creation second (newer first)
 );
 
-/// The rank key of `pod`, given how many active related pods share its node.
-pub fn rank_key(pod: &Pod, colocated: usize, sem: &Semantics) -> RankKey {
+/// The rank keys of `pods`, given how many active related pods share each one's node.
+///
+/// Where ready times compare in log buckets, two Ready pods whose ready times differ are
+/// ordered by bucket or, in one bucket, by random UID, and the restart rule is never reached
+/// (`ActivePodsWithRanks.Less` applies it only when the times are equal). A key cannot say
+/// "restarts decide unless the ready times differ" for each pair, so when the Ready pods do
+/// not all share one ready time their restarts are left out of their keys: every order of
+/// them the restarts would have decided is allowed (a superset of upstream's, never fewer).
+/// Pods that are not Ready skip the time rule and keep their restarts.
+pub fn rank_keys(pods: &[&Pod], colocated: &[usize], sem: &Semantics) -> Vec<RankKey> {
     let times_in_buckets = sem.logarithmic_scale_down;
-    (
-        pod.node_name.is_some(),
-        phase_ordinal(pod.phase),
-        pod.is_ready(),
-        if sem.deletion_cost_rank {
-            pod.deletion_cost
-        } else {
-            0
-        },
-        Reverse(colocated),
-        Reverse(if times_in_buckets {
-            None
-        } else {
-            pod.ready_since
-        }),
-        Reverse(pod.restarts),
-        Reverse(if times_in_buckets {
-            0
-        } else {
-            pod.meta.created
-        }),
-    )
+    let mut ready_times = pods.iter().filter_map(|p| p.ready_since);
+    let first = ready_times.next();
+    let ready_restarts_decide = !times_in_buckets || ready_times.all(|t| Some(t) == first);
+    pods.iter()
+        .zip(colocated)
+        .map(|(pod, &colocated)| {
+            let restarts = if pod.is_ready() && !ready_restarts_decide {
+                0
+            } else {
+                pod.restarts
+            };
+            (
+                pod.node_name.is_some(),
+                phase_ordinal(pod.phase),
+                pod.is_ready(),
+                if sem.deletion_cost_rank {
+                    pod.ranking_cost()
+                } else {
+                    0
+                },
+                Reverse(colocated),
+                Reverse(if times_in_buckets {
+                    None
+                } else {
+                    pod.ready_since
+                }),
+                Reverse(restarts),
+                Reverse(if times_in_buckets {
+                    0
+                } else {
+                    pod.meta.created
+                }),
+            )
+        })
+        .collect()
 }
 
 /// `getPodsRankedByRelatedPodsOnSameNode`: per pod, the number of active related pods on its
@@ -115,11 +136,10 @@ fn cut<'a>(
             take: 0,
         };
     }
-    let ranks = colocation(pods, related);
-    let mut keyed: Vec<(RankKey, &str)> = pods
-        .iter()
-        .zip(ranks)
-        .map(|(p, r)| (rank_key(p, r, sem), p.meta.name.as_str()))
+    let keys = rank_keys(pods, &colocation(pods, related), sem);
+    let mut keyed: Vec<(RankKey, &str)> = keys
+        .into_iter()
+        .zip(pods.iter().map(|p| p.meta.name.as_str()))
         .collect();
     keyed.sort();
     if order == Order::KeptFirst {

@@ -3,7 +3,7 @@
 use super::script::{is_zero, Awaited};
 use crate::api::{Kind, Propagation, RequestPattern};
 use crate::gc::GcWork;
-use crate::object::{render_labels_compact, Labels, Pod, ReplicaSet, Uid};
+use crate::object::{render_labels_compact, Labels, Pod, ReplicaSet, Uid, POD_DELETION_COST};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
@@ -84,6 +84,12 @@ pub enum Action {
         set: Labels,
         remove: Vec<String>,
     },
+    /// `kubectl annotate pod/<name> controller.kubernetes.io/pod-deletion-cost=N --overwrite`,
+    /// or with `None`, `…-`: the one annotation the model holds (the ranking reads it).
+    AnnotatePod {
+        name: String,
+        deletion_cost: Option<i32>,
+    },
     DeletePod {
         name: String,
     },
@@ -100,6 +106,12 @@ pub enum Action {
     },
     PodFailed {
         name: String,
+    },
+    /// The kubelet reports the pod's containers restarted: `restarts` is the highest
+    /// `restartCount` (the ranking's "more restarts first" reads it).
+    PodRestarted {
+        name: String,
+        restarts: u32,
     },
     FinishPodDeletion {
         name: String,
@@ -278,11 +290,13 @@ impl Action {
                 | Action::DeleteReplicaSet { .. }
                 | Action::ApplyPod { .. }
                 | Action::LabelPod { .. }
+                | Action::AnnotatePod { .. }
                 | Action::DeletePod { .. }
                 | Action::SchedulePod { .. }
                 | Action::PodReady { .. }
                 | Action::PodUnready { .. }
                 | Action::PodFailed { .. }
+                | Action::PodRestarted { .. }
                 | Action::FinishPodDeletion { .. }
         )
     }
@@ -300,10 +314,12 @@ impl Action {
         match self {
             Action::DeletePod { name }
             | Action::LabelPod { name, .. }
+            | Action::AnnotatePod { name, .. }
             | Action::SchedulePod { name, .. }
             | Action::PodReady { name }
             | Action::PodUnready { name }
             | Action::PodFailed { name }
+            | Action::PodRestarted { name, .. }
             | Action::FinishPodDeletion { name } => Some(name),
             _ => None,
         }
@@ -349,11 +365,24 @@ impl fmt::Display for Action {
                 }
                 f.write_str(" --overwrite")
             }
+            Action::AnnotatePod {
+                name,
+                deletion_cost,
+            } => match deletion_cost {
+                Some(cost) => write!(
+                    f,
+                    "user: kubectl annotate pod/{name} {POD_DELETION_COST}={cost} --overwrite"
+                ),
+                None => write!(f, "user: kubectl annotate pod/{name} {POD_DELETION_COST}-"),
+            },
             Action::DeletePod { name } => write!(f, "user: kubectl delete pod/{name}"),
             Action::SchedulePod { name, node } => write!(f, "scheduler: bind pod/{name} to {node}"),
             Action::PodReady { name } => write!(f, "kubelet: pod/{name} Running, Ready"),
             Action::PodUnready { name } => write!(f, "kubelet: pod/{name} not Ready"),
             Action::PodFailed { name } => write!(f, "kubelet: pod/{name} Failed"),
+            Action::PodRestarted { name, restarts } => {
+                write!(f, "kubelet: pod/{name} containers restarted, restartCount {restarts}")
+            }
             Action::FinishPodDeletion { name } => {
                 write!(f, "kubelet: pod/{name} terminated, deletion completes")
             }

@@ -104,6 +104,9 @@ pub enum PodAction {
     Delete,
     /// `kubectl label pod … k=v k2-`.
     Label { set: Labels, remove: Vec<String> },
+    /// `kubectl annotate pod … controller.kubernetes.io/pod-deletion-cost=N --overwrite`, or
+    /// with `None` `…-`.
+    Annotate { deletion_cost: Option<i32> },
     /// The scheduler binds the pod to a node.
     Schedule { node: String },
     /// The kubelet reports the pod Running and Ready.
@@ -112,6 +115,8 @@ pub enum PodAction {
     Unready,
     /// The kubelet reports the pod Failed.
     Fail,
+    /// The kubelet reports the pod's containers restarted, with this `restartCount`.
+    Restarted { restarts: u32 },
     /// The kubelet confirms a graceful deletion (the final delete with grace period 0).
     FinishDeletion,
 }
@@ -119,7 +124,8 @@ pub enum PodAction {
 impl PodAction {
     /// Whether real nodes do this by themselves, so a run on real kubelets has no such
     /// step: binding, starting, finishing a deletion ([`super::NodeAct`]). Making a pod
-    /// unready or failed is not: a real kubelet does it only when the containers do.
+    /// unready or failed, or its containers restart, is not: a real kubelet does it only
+    /// when the containers do.
     pub fn is_real_kubelets_own(&self) -> bool {
         matches!(
             self,
@@ -137,6 +143,10 @@ impl PodAction {
                 set: set.clone(),
                 remove: remove.clone(),
             },
+            PodAction::Annotate { deletion_cost } => Action::AnnotatePod {
+                name,
+                deletion_cost: *deletion_cost,
+            },
             PodAction::Schedule { node } => Action::SchedulePod {
                 name,
                 node: node.clone(),
@@ -144,6 +154,10 @@ impl PodAction {
             PodAction::Ready => Action::PodReady { name },
             PodAction::Unready => Action::PodUnready { name },
             PodAction::Fail => Action::PodFailed { name },
+            PodAction::Restarted { restarts } => Action::PodRestarted {
+                name,
+                restarts: *restarts,
+            },
             PodAction::FinishDeletion => Action::FinishPodDeletion { name },
         }
     }

@@ -173,6 +173,21 @@ impl RsModel {
                     labels,
                 })?;
             }
+            Action::AnnotatePod {
+                name,
+                deletion_cost,
+            } => {
+                let live = n.api.pods.get(name).ok_or(Unchanged::NOT_FOUND)?;
+                // A patch that leaves the object as it is writes nothing (no new
+                // resourceVersion, no event), as the API server's update does.
+                if live.deletion_cost == *deletion_cost {
+                    return Err(Unchanged::NothingToDo);
+                }
+                n.api.apply(&Request::SetPodDeletionCost {
+                    name: name.clone(),
+                    cost: *deletion_cost,
+                })?;
+            }
             Action::DeletePod { name } => {
                 let delete = Request::DeletePod {
                     name: name.clone(),
@@ -189,6 +204,16 @@ impl RsModel {
             Action::PodReady { name } => kubelet_status(n, name, PodPhase::Running, true)?,
             Action::PodUnready { name } => kubelet_status(n, name, PodPhase::Running, false)?,
             Action::PodFailed { name } => kubelet_status(n, name, PodPhase::Failed, false)?,
+            Action::PodRestarted { name, restarts } => {
+                let live = n.api.pods.get(name).ok_or(Unchanged::NOT_FOUND)?;
+                if live.restarts == *restarts {
+                    return Err(Unchanged::NothingToDo);
+                }
+                n.api.apply(&Request::SetPodRestarts {
+                    name: name.clone(),
+                    restarts: *restarts,
+                })?;
+            }
             Action::FinishPodDeletion { name } => {
                 let finish = Request::FinishPodDeletion { name: name.clone() };
                 self.send(n, &finish)?;

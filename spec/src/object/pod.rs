@@ -30,6 +30,29 @@ impl PodPhase {
 /// (pkg/apis/core/annotation_key_constants.go `PodDeletionCost`).
 pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 
+/// The value of a `controller.kubernetes.io/pod-deletion-cost` annotation, as upstream reads
+/// it (pkg/controller/controller_utils.go `getDeletionCostFromPodAnnotations`, the same rule
+/// as pkg/apis/core/helper `GetDeletionCostFromPodAnnotations`, which pod validation applies
+/// since v1.21): a 32-bit decimal integer, with no plus sign and no leading zeros ("+10" and
+/// "008" are refused; "-007" is -7). The error says what was expected.
+pub fn deletion_cost(value: &str) -> Result<i32, String> {
+    let canonical = match value.as_bytes() {
+        [] | [b'+', ..] => false,
+        // Only the first character is checked: "-007" is -7.
+        [b'0', _, ..] => false,
+        _ => true,
+    };
+    value
+        .parse()
+        .ok()
+        .filter(|_| canonical)
+        .ok_or_else(|| {
+            format!(
+                "Invalid value: {value:?}: must be a 32bit integer, without a plus sign or leading zeros"
+            )
+        })
+}
+
 /// A pod. Containers are not modelled: the controller never reads them, except restart
 /// counts for ranking, which the model keeps as a number.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -47,8 +70,10 @@ pub struct Pod {
     /// The highest container restart count (ranking rule "more restarts first" compares the
     /// maximum over containers).
     pub restarts: u32,
-    /// The `controller.kubernetes.io/pod-deletion-cost` annotation, parsed (0 when absent).
-    pub deletion_cost: i32,
+    /// The `controller.kubernetes.io/pod-deletion-cost` annotation, parsed ([`deletion_cost`]).
+    /// Absent and `"0"` rank alike ([`Pod::ranking_cost`]) but are different objects: adding the
+    /// annotation with 0 is a write, an event the controller handles.
+    pub deletion_cost: Option<i32>,
     /// Deleting with `metadata.deletionGracePeriodSeconds: 0`: nobody is waited for any more
     /// and the API server removes the pod in its next write ([`crate::model::Action::RemovePod`]).
     pub grace_over: bool,
@@ -83,11 +108,16 @@ impl Pod {
             ready_since: None,
             available: false,
             restarts: 0,
-            deletion_cost: 0,
+            deletion_cost: None,
             grace_over: false,
             reported: false,
             bound_under_delete: false,
         }
+    }
+
+    /// The deletion cost the ranking compares: the annotation's value, 0 when it is absent.
+    pub fn ranking_cost(&self) -> i32 {
+        self.deletion_cost.unwrap_or(0)
     }
 
     pub fn is_ready(&self) -> bool {

@@ -90,7 +90,7 @@ impl PodExt for Pod {
         self
     }
     fn cost(mut self, cost: i32) -> Self {
-        self.deletion_cost = cost;
+        self.deletion_cost = Some(cost);
         self
     }
     fn rv(mut self, rv: Rv) -> Self {
