@@ -574,7 +574,11 @@ spec:
         // both, the first-digit rule does not.
         for bad in ["\"+5\"", "\"007\""] {
             let err = parse(&POD.replace("\"-5\"", bad)).unwrap_err();
-            assert!(err.to_string().contains("without a plus sign or leading zeros"), "{err}");
+            assert!(
+                err.to_string()
+                    .contains("without a plus sign or leading zeros"),
+                "{err}"
+            );
         }
         let err = parse(&POD.replace("\"-5\"", "5")).unwrap_err();
         assert!(

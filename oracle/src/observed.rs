@@ -109,8 +109,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use rsmc_spec::api::{Kind, View};
 use rsmc_spec::gates::{semantics_of_server, FeatureGates};
 use rsmc_spec::object::{
-    deletion_cost, Finalizer, LabelSelector, Meta, Operator, OwnerKind, OwnerReference, Pod, PodPhase,
-    ReplicaFailure, ReplicaSet, ReplicaSetSpec, ReplicaSetStatus, Requirement, Uid,
+    deletion_cost, Finalizer, LabelSelector, Meta, Operator, OwnerKind, OwnerReference, Pod,
+    PodPhase, ReplicaFailure, ReplicaSet, ReplicaSetSpec, ReplicaSetStatus, Requirement, Uid,
     POD_DELETION_COST,
 };
 use rsmc_spec::profile::Semantics;
@@ -665,7 +665,8 @@ pub fn abstract_pod(pod: &core::Pod, uids: &mut impl UidSource) -> Result<Pod, S
         .and_then(|a| a.get(POD_DELETION_COST))
     {
         out.deletion_cost = Some(
-            deletion_cost(cost).map_err(|e| format!("metadata.annotations[{POD_DELETION_COST}]: {e}"))?,
+            deletion_cost(cost)
+                .map_err(|e| format!("metadata.annotations[{POD_DELETION_COST}]: {e}"))?,
         );
     }
     Ok(out)

@@ -213,7 +213,7 @@ fn a_model_run_becomes_a_scenario_that_reads_back() {
     );
     let mut pod1 = Pod::new("pod1", labels(&[("tier", "frontend")]));
     pod1.node_name = Some("node-2".into());
-    pod1.deletion_cost = -3;
+    pod1.deletion_cost = Some(-3);
     let actions = [
         Action::ApplyReplicaSet {
             replicaset: Arc::new(frontend),

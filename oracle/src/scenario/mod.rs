@@ -65,8 +65,10 @@
 //! | `delete: {pod: pod1}` | `kubectl delete pod/pod1`; with a pod selection, every selected pod. |
 //! | `label: {pods: {of: frontend}, count: 1, set: {tier: debug}, remove: [track]}` | `kubectl label … tier=debug track- --overwrite` |
 //! | `unlabel: {pod: pod1, keys: [tier]}` | `kubectl label pod/pod1 tier-` |
+//! | `annotate: {pods: {labels: {which: first}}, set: {controller.kubernetes.io/pod-deletion-cost: "1000"}}`, `annotate: {pod: pod1, remove: [controller.kubernetes.io/pod-deletion-cost]}` | `kubectl annotate … controller.kubernetes.io/pod-deletion-cost=1000 --overwrite` (or `…-`): the one annotation the model holds, which the scale-down ranking reads; its value as upstream reads it (a 32-bit integer, no plus sign or leading zeros). |
 //! | `schedule: {pods: all, node: node-1}` | the scheduler binds each selected pod to the node. |
 //! | `ready`, `unready`, `fail`, `finishDeletion`: `{pods: …}` | the kubelet reports each selected pod Running and Ready, Running and not Ready, Failed; or confirms its graceful deletion. |
+//! | `restartContainers: {pods: …, restartCount: 5}` | the kubelet reports each selected pod's containers restarted, `restartCount` 5 (phase and readiness unchanged; the ranking sends pods with more restarts first). A real kubelet counts restarts itself, so a scenario with this step is played, not run on real kubelets. |
 //! | `wait: 1s` | whole seconds pass, each one a model `Tick` (the ranking compares whole-second timestamps); less than 300s, since 5 minutes would let a real controller's expectations expire, which the model does only at `expireExpectations`. |
 //! | `restartController`, `restartController: {controller: 1}` | the controller crashes and restarts: its queue and expectations are lost and its informers relist. |
 //! | `expireExpectations: {replicaset: frontend, controller: 0}` | the controller's expectations for the ReplicaSet time out (5 minutes on a cluster). |

@@ -322,7 +322,10 @@ impl fmt::Display for StepKind {
                     PodAction::Unready => write!(f, "kubelet: {words} not Ready"),
                     PodAction::Fail => write!(f, "kubelet: {words} Failed"),
                     PodAction::Restarted { restarts } => {
-                        write!(f, "kubelet: {words} containers restarted, restartCount {restarts}")
+                        write!(
+                            f,
+                            "kubelet: {words} containers restarted, restartCount {restarts}"
+                        )
                     }
                     PodAction::FinishDeletion => {
                         write!(f, "kubelet: {words} terminated, deletion completes")
