@@ -177,12 +177,7 @@ impl RsModel {
                 name,
                 deletion_cost,
             } => {
-                let live = n.api.pods.get(name).ok_or(Unchanged::NOT_FOUND)?;
-                // A patch that leaves the object as it is writes nothing (no new
-                // resourceVersion, no event), as the API server's update does.
-                if live.deletion_cost == *deletion_cost {
-                    return Err(Unchanged::NothingToDo);
-                }
+                unless_already(n, name, |p| p.deletion_cost == *deletion_cost)?;
                 n.api.apply(&Request::SetPodDeletionCost {
                     name: name.clone(),
                     cost: *deletion_cost,
@@ -205,10 +200,7 @@ impl RsModel {
             Action::PodUnready { name } => kubelet_status(n, name, PodPhase::Running, false)?,
             Action::PodFailed { name } => kubelet_status(n, name, PodPhase::Failed, false)?,
             Action::PodRestarted { name, restarts } => {
-                let live = n.api.pods.get(name).ok_or(Unchanged::NOT_FOUND)?;
-                if live.restarts == *restarts {
-                    return Err(Unchanged::NothingToDo);
-                }
+                unless_already(n, name, |p| p.restarts == *restarts)?;
                 n.api.apply(&Request::SetPodRestarts {
                     name: name.clone(),
                     restarts: *restarts,
@@ -657,6 +649,17 @@ fn kubelet_status(
         })
         .map(|_| ())
         .map_err(Unchanged::from)
+}
+
+/// `NothingToDo` when pod `name` already is as a patch would leave it (`NotFound` when it is
+/// gone): such a patch writes nothing (no new resourceVersion, no event), as the API
+/// server's update does.
+fn unless_already(n: &State, name: &str, already: impl Fn(&Pod) -> bool) -> Result<(), Unchanged> {
+    let live = n.api.pods.get(name).ok_or(Unchanged::NOT_FOUND)?;
+    if already(live) {
+        return Err(Unchanged::NothingToDo);
+    }
+    Ok(())
 }
 
 /// Why an environment move changed nothing.
