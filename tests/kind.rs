@@ -169,6 +169,16 @@ fn a_kind_cluster_runs_pods_on_a_real_kubelet_and_leaves_nothing() {
 /// stands for the kind node, `NodeMap`.)
 const PLAYED_ONLY: &[(&str, &str)] = &[
     ("test-deleting-and-failed-pods", "makes pods fail"),
+    // Listed in the order of their files' paths: "-" sorts before ".yaml".
+    (
+        "test-pod-deletion-cost-no-costs",
+        "makes pods' containers restart",
+    ),
+    (
+        "test-pod-deletion-cost-same-costs",
+        "makes pods' containers restart",
+    ),
+    ("test-pod-deletion-cost", "makes pods' containers restart"),
     ("test-ready-and-available-replicas", "makes pods unready"),
 ];
 
@@ -297,7 +307,7 @@ const REFERENCE_ON_KIND: &[&str] = &[
     "delete-foreground",
     "delete-orphan",
     "isolate-by-relabelling",
-    "upstream/test-pod-deletion-cost",
+    "upstream/test-pod-deletion-cost-adopted-pods",
     "upstream/e2e-adopt-matching-and-release-not-matching",
     "upstream/e2e-scale-subresource",
     // The user's delete and the controller's of the same pod race here; the runner's delete

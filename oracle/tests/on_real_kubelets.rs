@@ -21,7 +21,11 @@ fn kind() -> Vec<String> {
 
 #[test]
 fn the_scenarios_node_stands_for_the_clusters_in_the_steps_and_the_model() {
-    let played = Prepared::load(&upstream("test-pod-deletion-cost"), Profile::K8s120).unwrap();
+    let played = Prepared::load(
+        &upstream("test-pod-deletion-cost-adopted-pods"),
+        Profile::K8s120,
+    )
+    .unwrap();
     let real = played.on_real_kubelets(&kind()).unwrap();
     assert_eq!(real.scenario.nodes, kind());
     assert_eq!(real.compiled.config.nodes, kind());
