@@ -218,7 +218,11 @@ fn replay_prints_the_seed_views_settle_point_by_settle_point() {
     let (code, out, err) = rsmc(&["replay", &repo("conformance/scenarios/frontend.yaml")]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("== settle point 2, after:"), "{out}");
-    assert!(out.contains("frontend   3         3         3\n"), "{out}");
+    assert!(
+        out.contains("frontend   3         3         3       tier=frontend\n"),
+        "{out}"
+    );
+    assert!(out.contains("AVAILABLE   TERMINATING\n"), "{out}");
     assert_eq!(out.matches("1/1     Running").count(), 3, "{out}");
 }
 

@@ -1,15 +1,18 @@
-//! What a user sees: the real `kubectl get rs`, `kubectl get pods --show-labels` and
-//! `kubectl describe rs` of a settled namespace, normalised so that two runs that differ only
+//! What a user sees: the real `kubectl get rs -o wide`, the status line (`kubectl get rs -o
+//! custom-columns=…`), `kubectl get pods --show-labels` and `kubectl describe rs` of a
+//! settled namespace, normalised so that two runs that differ only
 //! in what is random or time-dependent read the same.
 //!
 //! Normalisation: the namespace's name becomes `<namespace>`; generated pod names keep their
 //! prefix and width (`frontend-#####`, as `rsmc_oracle::render::generated_name_filters`
-//! does); the `AGE` column is dropped and the table laid out again as kubectl lays it out;
+//! does); the `AGE` column (and `-o wide`'s `CONTAINERS` and `IMAGES`) is dropped and the
+//! table laid out again as kubectl lays it out;
 //! pod rows are sorted, since their order was the order of random suffixes. `describe`
 //! output has its ages, timestamps and UIDs masked.
 //!
-//! Dropping `AGE` also makes the tables directly comparable with the model's rendering of the
-//! same objects (`rsmc_oracle::render`), which has no clock to print ages from.
+//! Dropping those also makes the tables directly comparable with the model's rendering of the
+//! same objects (`rsmc_oracle::render`), which has no clock to print ages from and no
+//! containers.
 
 use regex::Regex;
 use rsmc_oracle::render;
@@ -59,7 +62,11 @@ pub fn mask_generated(text: &str) -> String {
         .into_owned()
 }
 
-/// A kubectl table without its `AGE` column, generated names masked, the namespace named
+/// The columns of kubectl's tables the model cannot show: it has no clock (`AGE`) and keeps
+/// no container payload (`-o wide`'s `CONTAINERS` and `IMAGES`; spec/src/render.rs).
+const DROPPED_COLUMNS: &[&str] = &["AGE", "CONTAINERS", "IMAGES"];
+
+/// A kubectl table without the [`DROPPED_COLUMNS`], generated names masked, the namespace named
 /// `<namespace>`, rows sorted when `sort_rows`, laid out again.
 pub fn normalise_table(text: &str, namespace: &str, sort_rows: bool) -> String {
     let text = text.replace(namespace, "<namespace>");
@@ -80,12 +87,17 @@ pub fn normalise_table(text: &str, namespace: &str, sort_rows: bool) -> String {
             .collect()
     };
     let header_cells = split(header);
-    let age = header_cells.iter().position(|h| h == "AGE");
+    let dropped: Vec<usize> = header_cells
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| DROPPED_COLUMNS.contains(&h.as_str()))
+        .map(|(i, _)| i)
+        .collect();
     let keep = |cells: Vec<String>| -> Vec<String> {
         cells
             .into_iter()
             .enumerate()
-            .filter(|(i, _)| Some(*i) != age)
+            .filter(|(i, _)| !dropped.contains(i))
             .map(|(_, c)| mask_generated(&c))
             .collect()
     };

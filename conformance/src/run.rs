@@ -70,8 +70,9 @@ pub struct Target {
 /// model's rendering of the same objects.
 #[derive(Clone, Debug, Serialize)]
 pub struct Views {
-    /// `kubectl get rs` then `kubectl get pods --show-labels`, as [`render::snapshot`] lays
-    /// them out.
+    /// `kubectl get rs -o wide`, the status line (`kubectl get rs -o custom-columns=…`,
+    /// [`render::RS_STATUS_OUTPUT`]) and `kubectl get pods --show-labels`, as
+    /// [`render::rs_views`] and [`render::get_pods`] lay them out.
     pub kubectl: String,
     /// The model's rendering of the same objects (abstracted as the oracle reads them).
     pub model: String,
@@ -765,16 +766,25 @@ fn snapshot(settled: &Settled) -> RawSnapshot {
 async fn views(target: &Target, ns: &str, settled: &Settled, last: bool) -> Views {
     let get =
         |args: &'static [&'static str]| kubectl(&target.kubectl, &target.kubeconfig, ns, args);
-    let (rs, pods) = tokio::join!(get(&["get", "rs"]), get(&["get", "pods", "--show-labels"]));
+    let any_rs = !settled.replicasets.is_empty();
+    let status = async {
+        if any_rs {
+            Some(get(&["get", "rs", "-o", render::RS_STATUS_OUTPUT]).await)
+        } else {
+            None
+        }
+    };
+    let (rs, status, pods) = tokio::join!(
+        get(&["get", "rs", "-o", "wide"]),
+        status,
+        get(&["get", "pods", "--show-labels"])
+    );
     let show = |r: Result<String, String>, sort: bool| match r {
         Ok(text) => normalise_table(&text, ns, sort),
         Err(e) => format!("(kubectl failed: {e})\n"),
     };
-    let kubectl_view = format!(
-        "$ kubectl get rs\n{}\n$ kubectl get pods --show-labels\n{}",
-        show(rs, false),
-        show(pods, true)
-    );
+    let status = status.map(|s| show(s, false));
+    let kubectl_view = view_text(&show(rs, false), status.as_deref(), &show(pods, true));
     let describe = if last && !settled.replicasets.is_empty() {
         // Events asked for explicitly: kubectl v1.37 (not v1.35) leaves them out when it
         // describes more than one object (k8s.io/kubectl pkg/cmd/describe/describe.go,
@@ -818,10 +828,20 @@ fn model_view(settled: &Settled) -> String {
             sort,
         )
     };
+    // The status line where kubectl is asked for it: where the namespace has a ReplicaSet.
+    let status = (!settled.replicasets.is_empty()).then(|| fix(render::get_rs_status(&api), false));
+    view_text(
+        &fix(render::get_rs_o_wide(&api), false),
+        status.as_deref(),
+        &fix(render::get_pods(&api), true),
+    )
+}
+
+/// One settle point's transcript: the ReplicaSet tables, then the pods.
+fn view_text(rs_wide: &str, rs_status: Option<&str>, pods: &str) -> String {
     format!(
-        "$ kubectl get rs\n{}\n$ kubectl get pods --show-labels\n{}",
-        fix(render::get_rs(&api), false),
-        fix(render::get_pods(&api), true)
+        "{}\n$ kubectl get pods --show-labels\n{pods}",
+        render::rs_views_of(rs_wide, rs_status)
     )
 }
 

@@ -1,7 +1,8 @@
 //! Replaying a scenario in the model: what a cluster may show at each settle point.
 //!
 //! Each settle point lists every state the model may settle in there, from every state it may
-//! have settled in at the previous one, as `kubectl get rs` and `kubectl get pods -o wide
+//! have settled in at the previous one, as `kubectl get rs -o wide`, the status line (every
+//! count of `status` and the observed generation) and `kubectl get pods -o wide
 //! --show-labels` tables. Usually there is one; where the scenario races the controller (a
 //! step issued before the previous one settled, a ranking tie) there are several, and each is
 //! shown: the allowed set explained, not only counted.
@@ -51,8 +52,8 @@ pub fn views(s: &State) -> String {
         ..ApiServer::default()
     };
     format!(
-        "$ kubectl get rs\n{}\n$ kubectl get pods -o wide --show-labels\n{}",
-        render::get_rs(&api),
+        "{}\n$ kubectl get pods -o wide --show-labels\n{}",
+        render::rs_views(&api),
         render::get_pods_wide(&api)
     )
 }

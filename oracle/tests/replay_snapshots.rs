@@ -45,7 +45,12 @@ seed!(isolate_by_relabelling, "isolate-by-relabelling.yaml");
 fn the_seed_examples_settle_as_documented() {
     let frontend = replay_of("frontend.yaml");
     assert!(
-        frontend.contains("frontend   3         3         3\n"),
+        frontend.contains("frontend   3         3         3       tier=frontend\n"),
+        "{frontend}"
+    );
+    // The status line: every count of status, the generation observed.
+    assert!(
+        frontend.contains("frontend   1            1          3          3               3       3           <none>\n"),
         "{frontend}"
     );
     let before = replay_of("bare-pods-before.yaml");

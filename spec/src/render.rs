@@ -20,7 +20,11 @@
 //!   `printPod` does; a Failed pod shows `Error`, its container's termination reason. The model has no containers, so kubelet-level reasons such as
 //!   `ContainerCreating`, `Completed` or `CrashLoopBackOff` do not appear, and every pod has one
 //!   container (`READY` is `1/1` or `0/1`). `RESTARTS` has no "(5m ago)" suffix.
-//! - The `-wide` tables are this tool's own: they show what a user debugging the controller
+//! - `kubectl get rs -o wide` ([`get_rs_o_wide`]) leaves out `CONTAINERS` and `IMAGES` as
+//!   well as `AGE`: the model keeps no container payload.
+//! - The status line ([`get_rs_status`]) is a `custom-columns` table of our choosing (the
+//!   fields upstream's tests assert on), printed as kubectl prints it.
+//! - The other `-wide` tables are this tool's own: they show what a user debugging the controller
 //!   needs (selectors, deletion finalizers, observed generation, the controller reference)
 //!   instead of kubectl's containers, images and IPs.
 
@@ -65,6 +69,92 @@ pub fn get_rs_wide(api: &ApiServer) -> String {
             })
             .collect(),
     )
+}
+
+/// `kubectl get rs -o wide` as the views show it: kubectl's columns but `AGE`, `CONTAINERS`
+/// and `IMAGES` (the model has no clock and keeps no container payload, so the conformance
+/// harness takes those out of real output too), i.e. `NAME DESIRED CURRENT READY SELECTOR`.
+pub fn get_rs_o_wide(api: &ApiServer) -> String {
+    table(
+        &["NAME", "DESIRED", "CURRENT", "READY", "SELECTOR"],
+        api.replicasets
+            .values()
+            .map(|rs| {
+                let mut row = rs_columns(rs);
+                row.push(format_selector(&rs.spec.selector));
+                row
+            })
+            .collect(),
+    )
+}
+
+/// The status line's `-o` argument: the generation and every count of `status`, the fields
+/// upstream's tests assert on (test/integration/replicaset/replicaset_test.go reads
+/// observedGeneration, fullyLabeledReplicas, readyReplicas, availableReplicas; the
+/// terminating-replicas tests terminatingReplicas).
+pub const RS_STATUS_OUTPUT: &str = "custom-columns=NAME:.metadata.name,GENERATION:.metadata.generation,OBSERVED:.status.observedGeneration,REPLICAS:.status.replicas,FULLY-LABELED:.status.fullyLabeledReplicas,READY:.status.readyReplicas,AVAILABLE:.status.availableReplicas,TERMINATING:.status.terminatingReplicas";
+
+/// `kubectl get rs -o` [`RS_STATUS_OUTPUT`]. A field the API server leaves out of the object
+/// reads `<none>`, as kubectl's custom columns print a path that finds nothing
+/// (k8s.io/cli-runtime/pkg/printers/customcolumn.go, `printOneObject`): apps/v1
+/// `ReplicaSetStatus` marks every count but `replicas` `omitempty`, so a zero count is absent,
+/// and `terminatingReplicas` is a pointer, absent where the release or its gate
+/// (DeploymentReplicaSetTerminatingReplicas) has no such field and present even at 0 where it
+/// has.
+pub fn get_rs_status(api: &ApiServer) -> String {
+    let header: Vec<&str> = RS_STATUS_OUTPUT
+        .trim_start_matches("custom-columns=")
+        .split(',')
+        .map(|c| c.split_once(':').map_or(c, |(name, _)| name))
+        .collect();
+    let omitted_if_zero = |n: i64| {
+        if n == 0 {
+            "<none>".to_string()
+        } else {
+            n.to_string()
+        }
+    };
+    table(
+        &header,
+        api.replicasets
+            .values()
+            .map(|rs| {
+                let s = &rs.status;
+                vec![
+                    rs.meta.name.clone(),
+                    omitted_if_zero(rs.meta.generation.into()),
+                    omitted_if_zero(s.observed_generation.into()),
+                    s.replicas.to_string(),
+                    omitted_if_zero(s.fully_labeled_replicas.into()),
+                    omitted_if_zero(s.ready_replicas.into()),
+                    omitted_if_zero(s.available_replicas.into()),
+                    s.terminating_replicas
+                        .map_or_else(|| "<none>".to_string(), |n| n.to_string()),
+                ]
+            })
+            .collect(),
+    )
+}
+
+/// The ReplicaSet half of the views: [`get_rs_o_wide`] then, where there is a ReplicaSet,
+/// the status line [`get_rs_status`], each under the command that prints it.
+pub fn rs_views(api: &ApiServer) -> String {
+    let status = (!api.replicasets.is_empty()).then(|| get_rs_status(api));
+    rs_views_of(&get_rs_o_wide(api), status.as_deref())
+}
+
+/// The transcript of the ReplicaSet tables, whoever printed them (the conformance harness
+/// lays real kubectl output out the same way). The status line is left out where there is
+/// no ReplicaSet: it would say nothing, and kubectl's custom-columns printer names the
+/// `default` namespace in its "No resources found" whatever `--namespace` says (seen with
+/// kubectl v1.20.2), which only a normalisation of our own could hide.
+pub fn rs_views_of(wide: &str, status: Option<&str>) -> String {
+    match status {
+        Some(status) => format!(
+            "$ kubectl get rs -o wide\n{wide}\n$ kubectl get rs -o {RS_STATUS_OUTPUT}\n{status}"
+        ),
+        None => format!("$ kubectl get rs -o wide\n{wide}"),
+    }
 }
 
 /// `kubectl get pods --show-labels`: `NAME READY STATUS RESTARTS LABELS` (no `AGE`).
@@ -418,6 +508,46 @@ mod tests {
                 "NAME             READY   STATUS    RESTARTS   LABELS\n{}\n{}\n",
                 rows[0], rows[1]
             )
+        );
+    }
+
+    /// The status line prints what the API server sends: a zero count of an `omitempty`
+    /// field is absent (`<none>`), `replicas` is always there, and `terminatingReplicas` is
+    /// a number, 0 included, only where the profile has the field. Without a ReplicaSet the
+    /// views leave the line out.
+    #[test]
+    fn the_status_line_shows_absent_fields_as_kubectl_does() {
+        let mut api = ApiServer::default();
+        assert_eq!(
+            rs_views(&api),
+            "$ kubectl get rs -o wide\nNo resources found in default namespace.\n"
+        );
+        apply(&mut api, Request::CreateReplicaSet(frontend_rs(3)));
+        add_pod(&mut api, "", Some("frontend"), false);
+        set_status(&mut api, "frontend", 1, 0);
+        assert_eq!(
+            get_rs_status(&api),
+            "NAME       GENERATION   OBSERVED   REPLICAS   FULLY-LABELED   READY    AVAILABLE   TERMINATING\n\
+             frontend   1            1          1          1               <none>   <none>      <none>\n"
+        );
+        let mut rs = (*api.replicasets["frontend"]).clone();
+        rs.status.terminating_replicas = Some(0);
+        rs.status.replicas = 0;
+        api.replicasets
+            .insert("frontend".into(), std::sync::Arc::new(rs));
+        assert!(
+            get_rs_status(&api).ends_with("frontend   1            1          0          1               <none>   <none>      0\n"),
+            "{}",
+            get_rs_status(&api)
+        );
+        assert_eq!(
+            get_rs_o_wide(&api),
+            "NAME       DESIRED   CURRENT   READY   SELECTOR\nfrontend   3         0         0       tier=frontend\n"
+        );
+        let views = rs_views(&api);
+        assert!(
+            views.contains(&format!("\n$ kubectl get rs -o {RS_STATUS_OUTPUT}\nNAME ")),
+            "{views}"
         );
     }
 

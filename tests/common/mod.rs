@@ -184,8 +184,12 @@ pub fn suite_dir() -> PathBuf {
 }
 
 /// The release whose snapshots carry no release in their name; a newer release has a
-/// snapshot of its own only where its kubectl shows a scenario differently.
+/// snapshot of its own only where its kubectl shows a scenario differently from the release
+/// before it ([`RELEASES`]).
 pub const BASE_RELEASE: &str = "1.20";
+
+/// The releases the suite runs on, oldest first.
+pub const RELEASES: &[&str] = &[BASE_RELEASE, "1.35", "1.37"];
 
 /// What kubectl showed of the built-in controller's run of `scenario` on the base release:
 /// its committed insta snapshot, if there is one.
@@ -194,9 +198,22 @@ pub fn base_views(scenario: &str) -> Option<String> {
 }
 
 /// What kubectl showed of the built-in controller's run of `scenario` on `release`: the
-/// release's own snapshot where there is one, else the base release's.
+/// release's own snapshot where there is one, else the previous release's views.
 pub fn builtin_views(release: &str, scenario: &str) -> Option<String> {
-    snapshot(&format!("conform-v{release}-{scenario}")).or_else(|| base_views(scenario))
+    match previous_release(release) {
+        None => base_views(scenario),
+        Some(before) => snapshot(&format!("conform-v{release}-{scenario}"))
+            .or_else(|| builtin_views(before, scenario)),
+    }
+}
+
+/// The release before `release` in [`RELEASES`]; `None` for the base release.
+pub fn previous_release(release: &str) -> Option<&'static str> {
+    let i = RELEASES
+        .iter()
+        .position(|r| *r == release)
+        .unwrap_or_else(|| panic!("{release} is not one of {RELEASES:?}"));
+    i.checked_sub(1).map(|i| RELEASES[i])
 }
 
 /// The body of the committed snapshot `name` of tests/conformance.rs.
