@@ -766,6 +766,7 @@ fn snapshot(settled: &Settled) -> RawSnapshot {
 async fn views(target: &Target, ns: &str, settled: &Settled, last: bool) -> Views {
     let get =
         |args: &'static [&'static str]| kubectl(&target.kubectl, &target.kubeconfig, ns, args);
+    // The status line where the namespace has a ReplicaSet (`render::rs_views_of`).
     let any_rs = !settled.replicasets.is_empty();
     let status = async {
         if any_rs {
@@ -798,14 +799,14 @@ async fn views(target: &Target, ns: &str, settled: &Settled, last: bool) -> View
     };
     Views {
         kubectl: kubectl_view,
-        model: model_view(settled),
+        model: model_view(settled, any_rs),
         describe,
     }
 }
 
 /// The model's `kubectl get` rendering of the settled objects, normalised as the real output
-/// is.
-fn model_view(settled: &Settled) -> String {
+/// is; with the status line where kubectl was asked for it (`status_line`).
+fn model_view(settled: &Settled, status_line: bool) -> String {
     let mut uids = observed::UidTokens::default();
     let mut api = ApiServer::default();
     for rs in &settled.replicasets {
@@ -828,8 +829,7 @@ fn model_view(settled: &Settled) -> String {
             sort,
         )
     };
-    // The status line where kubectl is asked for it: where the namespace has a ReplicaSet.
-    let status = (!settled.replicasets.is_empty()).then(|| fix(render::get_rs_status(&api), false));
+    let status = status_line.then(|| fix(render::get_rs_status(&api), false));
     view_text(
         &fix(render::get_rs_o_wide(&api), false),
         status.as_deref(),

@@ -58,8 +58,7 @@ pub fn get_rs_wide(api: &ApiServer) -> String {
         api.replicasets
             .values()
             .map(|rs| {
-                let mut row = rs_columns(rs);
-                row.push(format_selector(&rs.spec.selector));
+                let mut row = rs_selector_columns(rs);
                 row.push(deleting(&rs.meta));
                 row.push(format!(
                     "{}/{}",
@@ -79,11 +78,7 @@ pub fn get_rs_o_wide(api: &ApiServer) -> String {
         &["NAME", "DESIRED", "CURRENT", "READY", "SELECTOR"],
         api.replicasets
             .values()
-            .map(|rs| {
-                let mut row = rs_columns(rs);
-                row.push(format_selector(&rs.spec.selector));
-                row
-            })
+            .map(|rs| rs_selector_columns(rs))
             .collect(),
     )
 }
@@ -243,6 +238,13 @@ fn rs_columns(rs: &ReplicaSet) -> Vec<String> {
         rs.status.replicas.to_string(),
         rs.status.ready_replicas.to_string(),
     ]
+}
+
+/// [`rs_columns`] and kubectl's `-o wide` `SELECTOR`.
+fn rs_selector_columns(rs: &ReplicaSet) -> Vec<String> {
+    let mut row = rs_columns(rs);
+    row.push(format_selector(&rs.spec.selector));
+    row
 }
 
 /// A pod's `STATUS` column: `Terminating` once its deletionTimestamp is set, `Error` when
