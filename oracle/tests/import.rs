@@ -891,3 +891,18 @@ fn a_status_behind_the_generation_is_rejected() {
     }));
     assert_rejected_for(&v, Condition::GenerationObserved.name());
 }
+
+/// The controller's status update that changed nothing, answered with the version the
+/// garbage collector's finalizer-removing patch had read, 0.8 ms after that patch's answer
+/// (v1.20.2, 2026-12-03): it committed before the removal, or it would have been refused
+/// NotFound. Applied in the log's order it wrote a ReplicaSet the log no longer had, and the
+/// suite's re-judging of its audit log failed at random.
+#[test]
+fn a_no_op_write_answered_at_the_removals_read_version_goes_before_the_removal() {
+    let log = imported(
+        "adoption-by-a-deleting-owner.no-op-status-before-removal.v1.20.2",
+        |_| {},
+    );
+    let v = judged(&log);
+    assert!(v.conforms, "{}", render(&v));
+}

@@ -89,9 +89,14 @@ fn answered_at(entry: &Entry) -> k8s_openapi::jiff::Timestamp {
 /// object as the update computed it, at the version it read. Its answer can complete before
 /// that write's: the garbage collector's patch removing `orphan` answered at version 457
 /// 0.2 ms before the controller's status update answered with version 458 of the same
-/// ReplicaSet (v1.20.2). Such a write — to the same object (UID), answered with a later
-/// version, its request in before the removal's answer completed — is moved before the
-/// removal. Entries a watch stream gave ([`Request::seen`]) are in commit order already.
+/// ReplicaSet (v1.20.2). So can a write that changed nothing, answered with the version the
+/// removal read: the controller's status update, identical to what was stored, answered
+/// with version 1506 0.8 ms after the collector's patch that read 1506 removed the ReplicaSet
+/// (v1.20.2, 2026-12-03; applied after the removal, it wrote an object the log no longer had,
+/// and the suite's re-judging of its audit log failed at random). Such a write — to the same
+/// object (UID), answered with the version the removal read or a later one, its request in
+/// before the removal's answer completed — is moved before the removal: after the removal
+/// it would have been refused NotFound. Entries a watch stream gave ([`Request::seen`]) are in commit order already.
 pub(super) fn removals_after_concurrent_writes(mut entries: Vec<Entry>) -> Vec<Entry> {
     let mut i = 0;
     while i < entries.len() {
@@ -150,7 +155,7 @@ fn committed_before(entry: &Entry, removal: &Removal) -> bool {
         && w.accepted()
         && same_object
         && w.received <= removal.at
-        && answered_version(w).is_some_and(|v| v > removal.read)
+        && answered_version(w).is_some_and(|v| v >= removal.read)
 }
 
 /// The resourceVersion an answer carries.
