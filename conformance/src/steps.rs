@@ -152,14 +152,7 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
             replicaset,
             propagation,
         } => {
-            let params = DeleteParams {
-                propagation_policy: propagation.map(|p| match p {
-                    Propagation::Background => PropagationPolicy::Background,
-                    Propagation::Foreground => PropagationPolicy::Foreground,
-                    Propagation::Orphan => PropagationPolicy::Orphan,
-                }),
-                ..DeleteParams::default()
-            };
+            let params = delete_params(*propagation);
             let api = ctx.replicasets();
             let what = || format!("delete rs/{replicaset}");
             // Read first, for the delete's condition (see [`precondition::delete`]); a
@@ -176,9 +169,60 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
             }
             Ok(())
         }
+        StepKind::DeleteReplicaSets {
+            selector,
+            propagation,
+        } => delete_collection(ctx, selector, *propagation).await,
         StepKind::Pods { selection, action } => pods(ctx, selection, action).await,
         other => unreachable!("the runner takes {} itself", other.keyword()),
     }
+}
+
+/// A DELETE's options asking for `propagation`, or for none.
+fn delete_params(propagation: Option<Propagation>) -> DeleteParams {
+    DeleteParams {
+        propagation_policy: propagation.map(|p| match p {
+            Propagation::Background => PropagationPolicy::Background,
+            Propagation::Foreground => PropagationPolicy::Foreground,
+            Propagation::Orphan => PropagationPolicy::Orphan,
+        }),
+        ..DeleteParams::default()
+    }
+}
+
+/// A DeleteCollection of the ReplicaSets `selector` matches, as client-go's
+/// `DeleteCollection` sends it. Its answer lists the ReplicaSets as the server listed them
+/// before deleting each; the runner lists them just before too, so that it knows which of the
+/// deletes write (a delete repeated while one is under way may not: [`delete_writes`]) and
+/// marks those as this step's. No one else creates ReplicaSets in a scenario's namespace, so
+/// the two lists name the same ones.
+async fn delete_collection(
+    ctx: &mut StepContext<'_>,
+    selector: &rsmc_spec::object::LabelSelector,
+    propagation: Option<Propagation>,
+) -> Result<(), StepError> {
+    let api = ctx.replicasets();
+    let list = ListParams::default().labels(&selector.to_string());
+    let what = || format!("deletecollection replicasets -l {selector}");
+    let before = api.list(&list).await.map_err(|source| StepError {
+        what: what(),
+        source,
+    })?;
+    let answer = api
+        .delete_collection(&delete_params(propagation), &list)
+        .await;
+    if let Some(deleted) = ctx.answer(what, answer)? {
+        let deleted: Vec<String> = match deleted {
+            either::Either::Left(list) => list.items.iter().filter_map(|rs| rs.uid()).collect(),
+            either::Either::Right(_) => Vec::new(),
+        };
+        for rs in before.items.iter().filter(|rs| {
+            rs.uid().is_some_and(|uid| deleted.contains(&uid)) && delete_writes(rs, propagation)
+        }) {
+            record_delete(ctx, Resource::ReplicaSet, rs, None);
+        }
+    }
+    Ok(())
 }
 
 /// Whether a delete asking for `asked` writes the ReplicaSet `before`: always when it starts

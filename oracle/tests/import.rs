@@ -906,3 +906,18 @@ fn a_no_op_write_answered_at_the_removals_read_version_goes_before_the_removal()
     let v = judged(&log);
     assert!(v.conforms, "{}", render(&v));
 }
+
+/// A DeleteCollection by label (upstream's `listRSDeleteCollection`, run on v1.37.2): the
+/// answer lists the two ReplicaSets as they were before; the import writes one
+/// `deleteCollection` step, their removals in the list's order, and the model judges it.
+#[test]
+fn a_delete_collection_imports_as_one_step_and_conforms() {
+    let log = imported("e2e-list-and-delete-collection.v1.37.2", |_| {});
+    let steps = commands(&log);
+    assert!(
+        steps.contains(&"DELETE replicasets?labelSelector=e2e=rsmcx (DeleteCollection without a propagationPolicy: the API server chooses)".to_string()),
+        "{steps:#?}"
+    );
+    let v = judged(&log);
+    assert!(v.conforms, "{}", render(&v));
+}

@@ -749,3 +749,42 @@ fn holds_of_requests_and_awaits_are_checked_with_their_lines() {
         );
     }
 }
+
+/// `deleteCollection` (upstream's `listRSDeleteCollection`) reads back as it is written, and
+/// one that selects no ReplicaSet, or names no resource, is refused with its line.
+#[test]
+fn a_collection_delete_reads_back_and_selects_replicasets_that_exist() {
+    let file = seeds_dir().join("upstream/e2e-list-and-delete-collection.yaml");
+    let s = scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let back = scenario::load_str(&s.path, &s.to_yaml()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back.steps.len(), s.steps.len());
+    let collection: Vec<_> = s
+        .steps
+        .iter()
+        .zip(&back.steps)
+        .filter(|(a, _)| a.kind.keyword() == "deleteCollection")
+        .collect();
+    assert_eq!(collection.len(), 1);
+    assert_eq!(collection[0].0.kind, collection[0].1.kind);
+    let apply = "  - apply: {manifest: {apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: web, labels: {e2e: x}}, spec: {replicas: 1, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: i}]}}}}}\n";
+    let (dir, msg) = load_error(
+        "collection-none",
+        &[(
+            "s.yaml",
+            &format!("name: s\nsteps:\n{apply}  - deleteCollection: {{replicasets: {{labels: {{e2e: y}}}}}}\n"),
+        )],
+    );
+    assert!(
+        msg.starts_with(&format!("{}:4:", dir.path().join("s.yaml").display()))
+            && msg.contains("no ReplicaSet at this step has them"),
+        "{msg}"
+    );
+    let (_, msg) = load_error(
+        "collection-no-resource",
+        &[(
+            "s.yaml",
+            "name: s\nsteps:\n  - deleteCollection: {labels: {e2e: y}}\n",
+        )],
+    );
+    assert!(msg.contains("expected `replicasets:"), "{msg}");
+}

@@ -384,3 +384,62 @@ fn the_garbage_collectors_held_requests_wait_for_their_release() {
     }
     assert!(held > 0 && ended > 0);
 }
+
+fn labelled(name: &str, e2e: Option<&str>) -> ReplicaSet {
+    let mut rs = ReplicaSet::new(
+        name,
+        0,
+        LabelSelector::match_labels(&[("app", name)]),
+        labels(&[("app", name)]),
+    );
+    if let Some(v) = e2e {
+        rs.meta.labels.insert("e2e".into(), v.into());
+    }
+    rs
+}
+
+/// A DeleteCollection (upstream `listRSDeleteCollection`): the API server lists the matching
+/// ReplicaSets when the request arrives, then deletes them one by one in name order (its
+/// single `DeleteCollectionWorkers` worker), and other actors may move between two deletes;
+/// a ReplicaSet the selector does not match stays.
+#[test]
+fn a_collection_delete_lists_then_deletes_the_matching_replicasets_in_name_order() {
+    let apply = |name, e2e| {
+        ScriptStep::Move(Action::ApplyReplicaSet {
+            replicaset: Arc::new(labelled(name, e2e)),
+        })
+    };
+    let m = model(vec![
+        apply("b", Some("x")),
+        apply("a", Some("x")),
+        apply("c", None),
+        ScriptStep::Settle,
+        ScriptStep::DeleteReplicaSets {
+            selector: LabelSelector::match_labels(&[("e2e", "x")]),
+            propagation: None,
+        },
+        ScriptStep::Settle,
+    ]);
+    let (states, terminal) = explore(&m);
+    assert!(!terminal.is_empty());
+    for s in &terminal {
+        let left: Vec<&String> = s.api.replicasets.keys().collect();
+        assert_eq!(left, ["c"], "only the unlabelled ReplicaSet stays");
+    }
+    // No state has b deleted while a still stands: the server deletes in name order.
+    assert!(states
+        .iter()
+        .all(|s| s.api.replicasets.contains_key("b") || !s.api.replicasets.contains_key("a")));
+    // Between the two deletes, the system may move: some state mid-collection (a gone, b still
+    // to delete) has a system move enabled besides the next delete.
+    let between = states
+        .iter()
+        .filter(|s| s.script.next_in_collection().is_some_and(|n| n == "b"))
+        .filter(|s| !s.api.replicasets.contains_key("a"))
+        .any(|s| {
+            let mut actions = Vec::new();
+            m.actions(s, &mut actions);
+            actions.iter().any(|a| !a.is_environment())
+        });
+    assert!(between, "the collection's deletes are not atomic");
+}

@@ -265,6 +265,7 @@ pub const STAND_IN_IMAGES: &[&str] = &[
     "docker.io/library/nginx:latest",
     "docker.io/library/fakeimage:latest",
     "docker.io/library/httpd:2.4.38-alpine",
+    "registry.k8s.io/e2e-test-images/agnhost:2.53",
     "gcr.io/google-samples/hello-app:1.0",
     "gcr.io/google-samples/hello-app:2.0",
     "gcr.io/google_samples/gb-frontend:v3",

@@ -235,6 +235,7 @@ pub fn read(
             message: status.message.unwrap_or_default(),
             request: raw.request_object,
             response: raw.response_object,
+            label_selector: query_value(&raw.request_uri, "labelSelector"),
             received,
             at,
             seen: Vec::new(),
@@ -286,8 +287,15 @@ impl Kept<'_> {
 /// Whether a request asked only for a dry run (its query has `dryRun`; `All` is the one value
 /// the API server accepts).
 fn is_dry_run(request_uri: &str) -> bool {
+    query_value(request_uri, "dryRun").is_some()
+}
+
+/// The value of `key` in the request's query, decoded.
+fn query_value(request_uri: &str, key: &str) -> Option<String> {
     let query = request_uri.split_once('?').map_or("", |(_, q)| q);
-    form_urlencoded::parse(query.as_bytes()).any(|(key, _)| key == "dryRun")
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.into_owned())
 }
 
 fn object_name<'a>(r: &'a RawObjectRef, request: &'a Option<Value>) -> Option<&'a str> {

@@ -75,6 +75,8 @@ pub struct Request {
     pub message: String,
     pub request: Option<Value>,
     pub response: Option<Value>,
+    /// A deletecollection's `labelSelector` (from its URL's query), as sent.
+    pub label_selector: Option<String>,
     /// When the API server received it.
     pub received: Timestamp,
     /// When the answer was complete.

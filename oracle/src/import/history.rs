@@ -16,6 +16,9 @@
 //!   before v1.26 at the version of its mark (its MODIFIED event, when the delete had to mark
 //!   it first), the DELETED event's version not in the log; from v1.26 (kubernetes#113369)
 //!   at the DELETED event's version, the mark's not in the log ([`Objects::removal_version_in_answer`]);
+//! - a deletecollection answers with the objects as listed before it deleted them; those it
+//!   removed at once have DELETED events whose versions the log does not give
+//!   ([`Objects::delete_collection`]);
 //! - a write that removes the object otherwise (the garbage collector taking the last
 //!   finalizer off) answers with the object as it was stored before: the DELETED event's
 //!   version is not in the log.
@@ -152,7 +155,7 @@ impl Objects {
         }
         let response = r.response.clone().unwrap_or(Value::Null);
         if r.verb == "deletecollection" {
-            return Err("a deletecollection: the import follows single-object writes only (delete the objects one by one)".into());
+            return self.delete_collection(r, &response);
         }
         // A create, or a server-side apply or an update that created (answered 201 Created).
         let creates = r.subresource.is_none() && (r.verb == "create" || r.code == 201);
@@ -294,6 +297,59 @@ impl Objects {
         Ok(Applied {
             before: Some(before),
             after: (!gone).then_some(after),
+            changes,
+        })
+    }
+
+    /// A deletecollection: its answer lists the objects as the server listed them before
+    /// deleting each (k8s.io/apiserver `pkg/registry/generic/registry/store.go`,
+    /// `(*Store).DeleteCollection`), not what each delete did. Each is removed at once when it
+    /// carries no finalizer and the delete asks for none (Background, or no policy, apps/v1's
+    /// default): a DELETED event at a version the log does not give, in the list's order,
+    /// which is the order the server deleted them. A delete that would mark an object instead
+    /// (Foreground, Orphan, a finalizer it carries) leaves it at a version and with a
+    /// deletionTimestamp the log does not give either, and is not followed.
+    fn delete_collection(&mut self, r: &Request, response: &Value) -> Result<Applied, String> {
+        if r.kind != Kind::ReplicaSet {
+            return Err("a deletecollection of pods: no scenario step does it (a `delete` step deletes pods one by one)".into());
+        }
+        let asks_finalizer = r
+            .request
+            .as_ref()
+            .and_then(|o| o["propagationPolicy"].as_str())
+            .is_some_and(|p| p != "Background");
+        let items = response["items"]
+            .as_array()
+            .ok_or("a deletecollection answered without items")?;
+        let mut changes = Vec::new();
+        for item in items {
+            let name = item["metadata"]["name"]
+                .as_str()
+                .ok_or("a deletecollection's item has no metadata.name")?;
+            let before = self.get(r.kind, name).cloned().ok_or_else(|| {
+                format!("deletes {name}, whose creation is not in the log: the log must begin before the objects it follows are created")
+            })?;
+            let finalizers = before["metadata"]["finalizers"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty());
+            let marked = before["metadata"]["deletionTimestamp"].is_string();
+            if asks_finalizer || finalizers || marked {
+                return Err(format!(
+                    "a deletecollection that marks {name} rather than removing it (a propagationPolicy other than Background, or finalizers, or a deletion under way): the log does not give the mark"
+                ));
+            }
+            self.live.remove(&key(r.kind, name));
+            self.born.remove(&key(r.kind, name));
+            changes.push(Change {
+                event_type: EventType::Deleted,
+                object: before,
+                version: None,
+                floating: false,
+            });
+        }
+        Ok(Applied {
+            before: None,
+            after: None,
             changes,
         })
     }

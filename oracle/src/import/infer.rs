@@ -13,6 +13,8 @@
 //!   containers' restart count: `restartContainers` with the highest count;
 //! - a pod's labels changed: `label` with the keys set and removed; its deletion-cost
 //!   annotation changed: `annotate` setting or removing it;
+//! - ReplicaSets deleted by a deletecollection: `deleteCollection` with its labelSelector
+//!   (equalities only) and propagation;
 //! - a pod deleted: `delete` when it was not being deleted, `finishDeletion` when it was (the
 //!   kubelet's final delete);
 //! - a write the model cannot see (its abstraction is unchanged: a container status, an
@@ -83,6 +85,10 @@ fn replicaset_step(r: &Request, applied: &Applied) -> Result<Inferred, String> {
             replicaset: name(),
             propagation: propagation(r.request.as_ref().unwrap_or(&Value::Null))?,
         })),
+        ("deletecollection", None) => Ok(Inferred::Step(StepKind::DeleteReplicaSets {
+            selector: equality_selector(r.label_selector.as_deref().unwrap_or_default())?,
+            propagation: propagation(r.request.as_ref().unwrap_or(&Value::Null))?,
+        })),
         (_, Some("scale")) => {
             let after = applied
                 .after
@@ -127,6 +133,32 @@ fn replicaset_step(r: &Request, applied: &Applied) -> Result<Inferred, String> {
             "a client writes replicasets/{sub}, which no scenario step does"
         )),
     }
+}
+
+/// A label selector of equalities (`k=v,k2==v2`), as a URL's `labelSelector` gives it.
+/// Set-based requirements (`!=`, `in`, `notin`, `k`, `!k`) are refused by name: a scenario
+/// step can state them (`selector:`), but this reader does not parse them.
+fn equality_selector(text: &str) -> Result<LabelSelector, String> {
+    let mut match_labels = rsmc_spec::object::Labels::new();
+    for requirement in text.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+        let (key, value) = requirement
+            .split_once("==")
+            .or_else(|| requirement.split_once('='))
+            .filter(|(k, v)| !k.ends_with('!') && !k.contains(' ') && !v.contains(['(', '=']))
+            .ok_or_else(|| {
+                format!(
+                    "a deletecollection with labelSelector {text:?}: its requirement {requirement:?} is not an equality (KEY=VALUE), the only kind the import reads"
+                )
+            })?;
+        match_labels.insert(key.trim().to_string(), value.trim().to_string());
+    }
+    if match_labels.is_empty() {
+        return Err("a deletecollection of every ReplicaSet (no labelSelector): no scenario step deletes all of them; give it a labelSelector".into());
+    }
+    Ok(LabelSelector {
+        match_labels,
+        match_expressions: vec![],
+    })
 }
 
 /// The step a client's refused request was, with the reason it was refused with, when it is

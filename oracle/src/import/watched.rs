@@ -357,6 +357,7 @@ impl Follow<'_> {
                 message: String::new(),
                 request: write.request,
                 response: Some(last.clone()),
+                label_selector: None,
                 received: Timestamp::UNIX_EPOCH,
                 at: Timestamp::UNIX_EPOCH,
                 seen: group

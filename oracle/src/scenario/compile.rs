@@ -245,6 +245,13 @@ fn script_steps(kind: &StepKind) -> Vec<ScriptStep> {
             name: replicaset.clone(),
             propagation: *propagation,
         }),
+        StepKind::DeleteReplicaSets {
+            selector,
+            propagation,
+        } => vec![ScriptStep::DeleteReplicaSets {
+            selector: selector.clone(),
+            propagation: *propagation,
+        }],
         StepKind::Pods { selection, action } => vec![ScriptStep::Pods {
             pods: selection.clone(),
             action: action.clone(),

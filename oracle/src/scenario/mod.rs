@@ -62,6 +62,7 @@
 //! | `apply: {manifest: {apiVersion: v1, kind: Pod, …}}` | a manifest inline: one object or a list of them. |
 //! | `scale: {replicaset: frontend, replicas: 5}` | `kubectl scale rs/frontend --replicas=5` |
 //! | `delete: {replicaset: frontend, cascade: orphan}` | `kubectl delete rs/frontend --cascade=…`: `background` (kubectl's default, also when `cascade` is left out), `foreground` or `orphan`; or `unset`: a DELETE with no propagationPolicy (client-go's `Delete` with empty options), for which the API server takes the policy from a finalizer the ReplicaSet already carries, else apps/v1's default, Background. A ReplicaSet deleted with `foreground` or `orphan` may be deleted again (it stays until the garbage collector is done). |
+//! | `deleteCollection: {replicasets: {labels: {e2e: abc}}, cascade: unset}` | a DeleteCollection of the ReplicaSets whose labels match (`labels` or `selector`), `cascade` as for `delete`; client-go's `DeleteCollection`, not `kubectl delete rs -l` (which deletes one by one). The API server lists them, then deletes each in name order, other actors moving in between. |
 //! | `delete: {pod: pod1}` | `kubectl delete pod/pod1`; with a pod selection, every selected pod. |
 //! | `label: {pods: {of: frontend}, count: 1, set: {tier: debug}, remove: [track]}` | `kubectl label … tier=debug track- --overwrite` |
 //! | `unlabel: {pod: pod1, keys: [tier]}` | `kubectl label pod/pod1 tier-` |
@@ -135,8 +136,9 @@ use rsmc_spec::api::names::is_dns1123_subdomain;
 use rsmc_spec::api::Propagation;
 use rsmc_spec::gates::FeatureGates;
 use rsmc_spec::model::{PodAction, PodSet, Watcher};
+use rsmc_spec::object::Labels;
 use rsmc_spec::profile::Profile;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// A scenario.
@@ -378,6 +380,9 @@ struct ReplicaSetsSoFar {
     live: BTreeSet<String>,
     applied: BTreeSet<String>,
     deleting: BTreeSet<String>,
+    /// The labels each applied ReplicaSet was last applied with: what a collection delete
+    /// selects by.
+    labels: BTreeMap<String, Labels>,
 }
 
 impl ReplicaSetsSoFar {
@@ -401,6 +406,7 @@ impl ReplicaSetsSoFar {
                         self.live.insert(name.clone());
                         self.deleting.remove(name);
                         self.applied.insert(name.clone());
+                        self.labels.insert(name.clone(), rs.meta.labels.clone());
                     }
                 }
                 None
@@ -429,6 +435,34 @@ impl ReplicaSetsSoFar {
                     self.deleting.insert(replicaset.clone());
                 }
                 missing
+            }
+            StepKind::DeleteReplicaSets {
+                selector,
+                propagation,
+            } => {
+                let matching: Vec<String> = self
+                    .live
+                    .union(&self.deleting)
+                    .filter(|name| selector.matches(&self.labels[*name]))
+                    .cloned()
+                    .collect();
+                if matching.is_empty() {
+                    return Some(format!(
+                        "replicasets with labels {selector}: no ReplicaSet at this step has them, so the collection delete would delete nothing (ReplicaSets at this step: {})",
+                        listed(&self.live)
+                    ));
+                }
+                for name in matching {
+                    if self.live.remove(&name)
+                        && matches!(
+                            propagation,
+                            Some(Propagation::Foreground | Propagation::Orphan)
+                        )
+                    {
+                        self.deleting.insert(name);
+                    }
+                }
+                None
             }
             StepKind::ExpireExpectations { replicaset, .. } => (!self.applied.contains(replicaset))
                 .then(|| {

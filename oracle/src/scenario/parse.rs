@@ -46,6 +46,11 @@ const KINDS: &[(&str, &str, Reader)] = &[
         delete,
     ),
     (
+        "deleteCollection",
+        "deleteCollection: {replicasets: {labels: {KEY: VALUE, …}} | {selector: LABELSELECTOR}, cascade: background|foreground|orphan|unset}",
+        delete_collection,
+    ),
+    (
         "label",
         "label: {pod: NAME | pods: PODS, count: N, set: {KEY: VALUE, …}, remove: [KEY, …]}",
         |c, p| pod_step(c, p, label),
@@ -514,16 +519,60 @@ fn delete(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
         return pod_step(ctx, path, |_| Ok(PodAction::Delete));
     }
     let replicaset = f.required("replicaset")?;
-    let propagation = match f.optional("cascade")? {
-        None | Some(Cascade::Background) => Some(Propagation::Background),
-        Some(Cascade::Foreground) => Some(Propagation::Foreground),
-        Some(Cascade::Orphan) => Some(Propagation::Orphan),
-        Some(Cascade::Unset) => None,
-    };
+    let propagation = cascade(&mut f)?;
     f.finish()?;
     Ok(StepKind::DeleteReplicaSet {
         replicaset,
         propagation,
+    })
+}
+
+/// A delete's `cascade:`: the propagation it asks for (kubectl's default, `background`, when
+/// the field is left out), `None` for `unset`.
+fn cascade(f: &mut Fields) -> Result<Option<Propagation>, Error> {
+    Ok(match f.optional("cascade")? {
+        None | Some(Cascade::Background) => Some(Propagation::Background),
+        Some(Cascade::Foreground) => Some(Propagation::Foreground),
+        Some(Cascade::Orphan) => Some(Propagation::Orphan),
+        Some(Cascade::Unset) => None,
+    })
+}
+
+/// `deleteCollection: {replicasets: {labels: {…}} | {selector: {…}}, cascade: …}`.
+fn delete_collection(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
+    let mut f = arguments(ctx, path)?;
+    let at = f.path_of("replicasets");
+    if !f.has("replicasets") {
+        return Err(f.error(
+            "expected `replicasets: {labels: {KEY: VALUE, …}}` or `replicasets: {selector: LABELSELECTOR}` (DeleteCollection deletes ReplicaSets only)",
+        ));
+    }
+    let mut g = ctx.doc.fields(&at)?;
+    let selector = labels_or_selector(&mut g)?.ok_or_else(|| {
+        ctx.doc
+            .error(&at, "give exactly one of `labels`, `selector`")
+    })?;
+    g.finish()?;
+    let propagation = cascade(&mut f)?;
+    f.finish()?;
+    Ok(StepKind::DeleteReplicaSets {
+        selector,
+        propagation,
+    })
+}
+
+/// `labels: {KEY: VALUE, …}` (equality on each) or `selector: LABELSELECTOR`, whichever is
+/// given; `None` when neither or both are.
+fn labels_or_selector(f: &mut Fields) -> Result<Option<LabelSelector>, Error> {
+    let labels = f.optional::<Labels>("labels")?;
+    let selector = f.optional::<LabelSelector>("selector")?;
+    Ok(match (labels, selector) {
+        (Some(labels), None) => Some(LabelSelector {
+            match_labels: labels,
+            match_expressions: vec![],
+        }),
+        (None, Some(selector)) => Some(selector),
+        _ => None,
     })
 }
 
@@ -571,16 +620,12 @@ fn pod_set(ctx: &Ctx, path: &FieldPath) -> Result<PodSet, Error> {
         Some(Value::Object(_)) => {
             let mut f = doc.fields(path)?;
             let of = f.optional::<String>("of")?;
-            let labels = f.optional::<Labels>("labels")?;
-            let selector = f.optional::<LabelSelector>("selector")?;
+            let matching = f.has("labels") || f.has("selector");
+            let selector = labels_or_selector(&mut f)?;
             f.finish()?;
-            match (of, labels, selector) {
-                (Some(rs), None, None) => Ok(PodSet::ControlledBy(rs)),
-                (None, Some(labels), None) => Ok(PodSet::Matching(LabelSelector {
-                    match_labels: labels,
-                    match_expressions: vec![],
-                })),
-                (None, None, Some(selector)) => Ok(PodSet::Matching(selector)),
+            match (of, selector) {
+                (Some(rs), None) if !matching => Ok(PodSet::ControlledBy(rs)),
+                (None, Some(selector)) => Ok(PodSet::Matching(selector)),
                 _ => Err(doc.error(path, "give exactly one of `of`, `labels`, `selector`")),
             }
         }

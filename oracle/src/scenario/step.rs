@@ -6,7 +6,7 @@ use rsmc_spec::api::{Kind, Propagation, Reason, RequestPattern};
 use rsmc_spec::model::{
     Action, Awaited, PodAction, PodSelection, PodSet, Recipient, RequestHold, Watcher,
 };
-use rsmc_spec::object::{render_labels_compact, POD_DELETION_COST};
+use rsmc_spec::object::{render_labels_compact, LabelSelector, POD_DELETION_COST};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -39,6 +39,15 @@ pub enum StepKind {
     /// `Delete` with empty `DeleteOptions`, upstream's `TestReplicaSetsAppsV1DefaultGCPolicy`).
     DeleteReplicaSet {
         replicaset: String,
+        propagation: Option<Propagation>,
+    },
+    /// A DeleteCollection of the ReplicaSets whose labels match the selector
+    /// (`DELETE …/replicasets?labelSelector=…`, client-go's `DeleteCollection`; not `kubectl
+    /// delete rs -l`, which lists and deletes one by one), with the propagation as for
+    /// [`StepKind::DeleteReplicaSet`]. The API server deletes them one after another
+    /// ([`rsmc_spec::model::ScriptStep::DeleteReplicaSets`]).
+    DeleteReplicaSets {
+        selector: LabelSelector,
         propagation: Option<Propagation>,
     },
     /// A user, the scheduler or the kubelet acts on each selected pod.
@@ -213,6 +222,7 @@ impl StepKind {
             StepKind::Apply(_) => "apply",
             StepKind::Scale { .. } => "scale",
             StepKind::DeleteReplicaSet { .. } => "delete",
+            StepKind::DeleteReplicaSets { .. } => "deleteCollection",
             StepKind::Pods { action, .. } => match action {
                 PodAction::Delete => "delete",
                 PodAction::Label { set, .. } if set.is_empty() => "unlabel",
@@ -293,6 +303,19 @@ impl fmt::Display for StepKind {
                 replicaset,
                 propagation,
             } => f.write_str(&Propagation::delete_command(replicaset, *propagation)),
+            StepKind::DeleteReplicaSets {
+                selector,
+                propagation,
+            } => {
+                write!(
+                    f,
+                    "DELETE replicasets?labelSelector={selector} (DeleteCollection"
+                )?;
+                match propagation {
+                    Some(p) => write!(f, ", propagationPolicy={p:?})"),
+                    None => f.write_str(" without a propagationPolicy: the API server chooses)"),
+                }
+            }
             StepKind::Pods { selection, action } => {
                 let kubectl = target(selection, true);
                 let words = target(selection, false);
@@ -400,6 +423,22 @@ mod tests {
             }
             .to_string(),
             "DELETE rs/frontend without a propagationPolicy (the API server chooses)"
+        );
+        assert_eq!(
+            StepKind::DeleteReplicaSets {
+                selector: LabelSelector::match_labels(&[("e2e", "abc")]),
+                propagation: None
+            }
+            .to_string(),
+            "DELETE replicasets?labelSelector=e2e=abc (DeleteCollection without a propagationPolicy: the API server chooses)"
+        );
+        assert_eq!(
+            StepKind::DeleteReplicaSets {
+                selector: LabelSelector::match_labels(&[("e2e", "abc")]),
+                propagation: Some(Propagation::Orphan)
+            }
+            .to_string(),
+            "DELETE replicasets?labelSelector=e2e=abc (DeleteCollection, propagationPolicy=Orphan)"
         );
         assert_eq!(
             pods(

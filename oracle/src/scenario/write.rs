@@ -9,7 +9,7 @@ use rsmc_spec::api::{Kind, Propagation};
 use rsmc_spec::model::{
     Action, Awaited, PodAction, PodSelection, PodSet, Recipient, RequestHold, Watcher,
 };
-use rsmc_spec::object::POD_DELETION_COST;
+use rsmc_spec::object::{LabelSelector, POD_DELETION_COST};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -141,6 +141,13 @@ fn kind_value(kind: &StepKind) -> Value {
             replicaset,
             propagation,
         } => json!({"replicaset": replicaset, "cascade": Propagation::asked_word(*propagation)}),
+        StepKind::DeleteReplicaSets {
+            selector,
+            propagation,
+        } => json!({
+            "replicasets": selector_value(selector),
+            "cascade": Propagation::asked_word(*propagation),
+        }),
         StepKind::Pods { selection, action } => {
             let mut args = selection_value(selection);
             match action {
@@ -246,6 +253,16 @@ fn apply_value(apply: &Apply) -> Value {
     Value::Object(args)
 }
 
+/// A label selector as a step writes it: `{labels: {…}}` when it is equalities only, else
+/// `{selector: {…}}`.
+fn selector_value(selector: &LabelSelector) -> Value {
+    if selector.match_expressions.is_empty() {
+        json!({"labels": selector.match_labels})
+    } else {
+        json!({"selector": selector})
+    }
+}
+
 fn selection_value(selection: &PodSelection) -> Map<String, Value> {
     let mut args = Map::new();
     match &selection.set {
@@ -261,11 +278,8 @@ fn selection_value(selection: &PodSelection) -> Map<String, Value> {
         PodSet::ControlledBy(rs) => {
             args.insert("pods".into(), json!({"of": rs}));
         }
-        PodSet::Matching(selector) if selector.match_expressions.is_empty() => {
-            args.insert("pods".into(), json!({"labels": selector.match_labels}));
-        }
         PodSet::Matching(selector) => {
-            args.insert("pods".into(), json!({"selector": selector}));
+            args.insert("pods".into(), selector_value(selector));
         }
     }
     if let Some(count) = selection.count {
@@ -369,6 +383,7 @@ impl Step {
             Action::Await { until } => StepKind::Await(until.clone()),
             Action::Settle => StepKind::Settle,
             Action::ListPods
+            | Action::ListCollection
             | Action::EndPodStep
             | Action::Deliver { .. }
             | Action::StartSync { .. }

@@ -174,6 +174,10 @@ pub enum Action {
     /// The user lists the pods the current scenario step acts on (`kubectl get pods -l …`);
     /// the step then acts on each of them in any order.
     ListPods,
+    /// A collection delete of the current scenario step reaches the API server, which lists
+    /// the ReplicaSets it will delete ([`super::ScriptStep::DeleteReplicaSets`]); it then
+    /// deletes them one by one, each an [`Action::DeleteReplicaSet`].
+    ListCollection,
     /// The user is done with the current step before it has acted on every pod it selected:
     /// a step whose count is an upper bound ([`super::PodSelection::up_to`]), where a
     /// recording does not say how many of the writes it names are the user's.
@@ -304,9 +308,12 @@ impl Action {
 
 impl Action {
     /// Whether this is a scripted user's bookkeeping, no step of its own: listing a step's
-    /// pods, or ending a step before its count.
+    /// pods or the objects of its collection delete, or ending a step before its count.
     pub fn is_script_bookkeeping(&self) -> bool {
-        matches!(self, Action::ListPods | Action::EndPodStep)
+        matches!(
+            self,
+            Action::ListPods | Action::ListCollection | Action::EndPodStep
+        )
     }
 
     /// The pod a per-pod environment move acts on.
@@ -458,6 +465,9 @@ impl fmt::Display for Action {
             Action::Await { until } => write!(f, "await: {until}"),
             Action::ListPods => f.write_str("user: lists the pods the next step acts on"),
             Action::EndPodStep => f.write_str("user: acts on no more of the step's pods"),
+            Action::ListCollection => f.write_str(
+                "API server: lists the ReplicaSets the step's DeleteCollection deletes",
+            ),
             Action::Settle => f.write_str("settle: wait until nothing in the cluster moves"),
             Action::Deliver { watcher, kind } => {
                 write!(f, "{watcher}: watch delivers a {kind:?} event")

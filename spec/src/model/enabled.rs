@@ -62,6 +62,16 @@ impl RsModel {
                     }
                 }
             },
+            Some(ScriptStep::DeleteReplicaSets { propagation, .. }) if writes => {
+                out.push(match s.script.next_in_collection() {
+                    None => Action::ListCollection,
+                    Some(name) => Action::DeleteReplicaSet {
+                        name: name.clone(),
+                        propagation: *propagation,
+                    },
+                })
+            }
+            // The script is over, or its step waits for quiescence or for the informers.
             // The script is over, or its step waits for quiescence or for the informers.
             _ => {}
         }

@@ -14,7 +14,7 @@
 //! frontend" means the same on a real cluster and in the model.
 
 use super::action::Action;
-use crate::api::{Kind, Reason, RequestPattern, View};
+use crate::api::{Kind, Propagation, Reason, RequestPattern, View};
 use crate::object::{LabelSelector, Labels, Pod, ReplicaSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -53,6 +53,17 @@ pub enum ScriptStep {
         pods: PodSelection,
         action: PodAction,
     },
+    /// A DeleteCollection of the ReplicaSets whose labels match: the API server lists them
+    /// when the request arrives ([`Action::ListCollection`]), then deletes each with the same
+    /// options, one after another in the list's order (by name, the storage's key order),
+    /// answering NotFound for none of them (k8s.io/apiserver
+    /// `pkg/registry/generic/registry/store.go`, `(*Store).DeleteCollection`: its
+    /// `DeleteCollectionWorkers`, kube-apiserver's `--delete-collection-workers`, default
+    /// 1). It is not atomic: every other actor may move between two of its deletes.
+    DeleteReplicaSets {
+        selector: LabelSelector,
+        propagation: Option<Propagation>,
+    },
     /// Wait until no system move is enabled.
     Settle,
 }
@@ -63,7 +74,7 @@ impl ScriptStep {
     pub fn writes(&self) -> bool {
         match self {
             ScriptStep::Move(a) | ScriptStep::Refused { action: a, .. } => a.is_client_write(),
-            ScriptStep::Pods { .. } => true,
+            ScriptStep::Pods { .. } | ScriptStep::DeleteReplicaSets { .. } => true,
             ScriptStep::Settle => false,
         }
     }
@@ -208,6 +219,10 @@ impl Selected {
 pub struct ScriptPos {
     pub step: u16,
     pub selected: Option<Selected>,
+    /// Inside a collection delete ([`ScriptStep::DeleteReplicaSets`]): the ReplicaSets its list
+    /// found that the API server has still to delete, in the order it deletes them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collection: Option<BTreeSet<String>>,
     #[serde(default)]
     pub held: Held,
     /// The same for the garbage collector's watch.
@@ -374,6 +389,31 @@ impl ScriptPos {
     pub fn advance(&mut self) {
         self.step += 1;
         self.selected = None;
+        self.collection = None;
+    }
+
+    /// The API server has listed the ReplicaSets of the current collection delete.
+    pub fn list_collection(&mut self, names: BTreeSet<String>) {
+        if names.is_empty() {
+            self.advance();
+        } else {
+            self.collection = Some(names);
+        }
+    }
+
+    /// The ReplicaSet the current collection delete deletes next, once it has listed them.
+    pub fn next_in_collection(&self) -> Option<&String> {
+        self.collection.as_ref().and_then(|names| names.first())
+    }
+
+    /// The current collection delete has deleted `name` (or found it gone).
+    pub fn deleted_from_collection(&mut self, name: &str) {
+        if let Some(names) = &mut self.collection {
+            names.remove(name);
+            if names.is_empty() {
+                self.advance();
+            }
+        }
     }
 
     /// The user has listed the pods of the current step.
@@ -435,7 +475,9 @@ impl Script {
         for (i, step) in self.steps.iter().enumerate() {
             match step {
                 ScriptStep::Move(a)
-                    if !a.is_environment() || matches!(a, Action::ListPods | Action::Settle) =>
+                    if !a.is_environment()
+                        || a.is_script_bookkeeping()
+                        || matches!(a, Action::Settle) =>
                 {
                     return Err(format!("step {i}: {a} is not a move a script can make"));
                 }

@@ -48,6 +48,21 @@ impl RsModel {
                     n.script.acted_on(pod);
                 }
             }
+            (Action::ListCollection, Some(ScriptStep::DeleteReplicaSets { selector, .. })) => {
+                let names = n
+                    .api
+                    .replicasets
+                    .values()
+                    .filter(|rs| selector.matches(&rs.meta.labels))
+                    .map(|rs| rs.meta.name.clone())
+                    .collect();
+                n.script.list_collection(names);
+            }
+            // One of the collection's deletes; one that finds the ReplicaSet gone is no error.
+            (Action::DeleteReplicaSet { name, .. }, Some(ScriptStep::DeleteReplicaSets { .. })) => {
+                let _ = self.environment(n, action);
+                n.script.deleted_from_collection(name);
+            }
             (_, Some(ScriptStep::Refused { reason, .. })) => {
                 if self.environment(n, action) != Err(Unchanged::Refused(*reason)) {
                     return None;
@@ -225,7 +240,7 @@ impl RsModel {
                 n.controllers[0] = ControllerState::new(workers, false);
             }
             // Only a script makes these, and the script handles them itself.
-            Action::ListPods | Action::EndPodStep | Action::Settle => {
+            Action::ListPods | Action::ListCollection | Action::EndPodStep | Action::Settle => {
                 return Err(Unchanged::NothingToDo)
             }
             _ => unreachable!("{action} is a system move"),
