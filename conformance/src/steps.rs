@@ -21,7 +21,7 @@ use rsmc_oracle::manifest::Object;
 use rsmc_oracle::observed::{abstract_pod, abstract_replicaset, Refusal, UidTokens};
 use rsmc_oracle::scenario::{Apply, StepKind};
 use rsmc_spec::api::{Propagation, View};
-use rsmc_spec::model::{PodAction, PodSelection};
+use rsmc_spec::model::{OwnerByName, PodAction, PodSelection};
 use rsmc_spec::object::{Finalizer, POD_DELETION_COST};
 use serde_json::json;
 use std::sync::Arc;
@@ -469,18 +469,19 @@ impl<T> PodWrite<T> {
     }
 }
 
-/// A merge patch of one map of the pod's metadata (`labels` or `annotations`), conditioned
-/// on the version read (see [`precondition`]): setting what the pod already has writes
-/// nothing, and the step's own write is recorded as such. Whether the step acted on the pod.
+/// A merge patch of one field of the pod's metadata (the `labels` or `annotations` map, the
+/// `ownerReferences` list, which a merge patch replaces whole), conditioned on the version
+/// read (see [`precondition`]): setting what the pod already has writes nothing, and the
+/// step's own write is recorded as such. Whether the step acted on the pod.
 async fn patch_metadata(
     ctx: &mut StepContext<'_>,
     api: &Api<Pod>,
     name: &str,
     field: &str,
-    map: serde_json::Map<String, serde_json::Value>,
+    value: serde_json::Value,
     what: impl FnOnce() -> String,
 ) -> Result<bool, StepError> {
-    let map = &map;
+    let map = &value;
     let written = precondition::write(
         || precondition::version_of(api, name),
         |rv| {
@@ -499,6 +500,40 @@ async fn patch_metadata(
         ctx.recorder.own_write(ctx.index, Some(own));
     }
     Ok(r.acted())
+}
+
+/// The `ownerReferences` a `setOwnerReferences` step writes: each named ReplicaSet's UID
+/// read just before (as a client takes `rs.UID` from the object it holds); `None` when one
+/// of them is not there.
+async fn owner_references(
+    ctx: &StepContext<'_>,
+    owners: &[OwnerByName],
+) -> Result<Option<serde_json::Value>, StepError> {
+    let api = ctx.replicasets();
+    let mut references = Vec::new();
+    for o in owners {
+        let what = || format!("get rs/{} for its uid", o.replicaset);
+        let Some(rs) = accept(what, api.get(&o.replicaset).await)? else {
+            return Ok(None);
+        };
+        let mut reference = json!({
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": o.replicaset,
+            "uid": rs.uid(),
+        });
+        // Left out when false, as upstream's tests leave the pointers nil.
+        for (key, set) in [
+            ("controller", o.controller),
+            ("blockOwnerDeletion", o.block_owner_deletion),
+        ] {
+            if set {
+                reference[key] = true.into();
+            }
+        }
+        references.push(reference);
+    }
+    Ok(Some(references.into()))
 }
 
 /// Act on one pod; false when the pod was gone.
@@ -530,7 +565,7 @@ async fn pod_action(
             for (k, v) in set {
                 labels.insert(k.clone(), json!(v));
             }
-            patch_metadata(ctx, &api, &name, "labels", labels, || what("label")).await?
+            patch_metadata(ctx, &api, &name, "labels", labels.into(), || what("label")).await?
         }
         PodAction::Annotate { deletion_cost } => {
             let mut annotations = serde_json::Map::new();
@@ -538,11 +573,21 @@ async fn pod_action(
                 POD_DELETION_COST.into(),
                 deletion_cost.map_or(serde_json::Value::Null, |c| json!(c.to_string())),
             );
-            patch_metadata(ctx, &api, &name, "annotations", annotations, || {
+            patch_metadata(ctx, &api, &name, "annotations", annotations.into(), || {
                 what("annotate")
             })
             .await?
         }
+        PodAction::SetOwners { owners } => match owner_references(ctx, owners).await? {
+            Some(references) => {
+                patch_metadata(ctx, &api, &name, "ownerReferences", references, || {
+                    what("set the owner references of")
+                })
+                .await?
+            }
+            // A ReplicaSet it names is gone: the model's step is refused NotFound too.
+            None => true,
+        },
         PodAction::Schedule { node } => {
             let r = PodWrite::new(|| what("bind"), kubelet::bind(&api, &name, node).await)?;
             if r.written().is_some() {

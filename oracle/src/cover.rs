@@ -74,6 +74,7 @@ fn move_kind(s: &State, action: &Action) -> Option<String> {
         Action::ApplyPod { .. } => "user: create a bare pod".into(),
         Action::LabelPod { .. } => "user: relabel a pod".into(),
         Action::AnnotatePod { .. } => "user: change a pod's deletion cost".into(),
+        Action::SetPodOwners { .. } => "user: set a pod's owner references".into(),
         Action::DeletePod { .. } => "user: delete a pod".into(),
         Action::SchedulePod { .. } => "scheduler: bind a pod".into(),
         Action::PodReady { .. } => "kubelet: a pod turns ready".into(),

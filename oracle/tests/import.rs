@@ -921,3 +921,36 @@ fn a_delete_collection_imports_as_one_step_and_conforms() {
     let v = judged(&log);
     assert!(v.conforms, "{}", render(&v));
 }
+
+/// A client's patch of a pod's owner references (upstream TestGeneralPodAdoption, on
+/// v1.20.2) imports as a `setOwnerReferences` step naming the ReplicaSets, and the
+/// controller's re-adoption conforms, its reference put first; the same recording with the
+/// adoption's answer in the other order is no run of the model.
+#[test]
+fn a_client_owner_reference_patch_imports_as_a_step_and_conforms() {
+    let log = imported("test-general-pod-adoption.v1.20.2", |_| {});
+    let steps = commands(&log);
+    for expected in [
+        "patch pods of rs (any 1) ownerReferences=[rs/rs-other]",
+        "patch pods of rs (any 1) ownerReferences=[rs/rs]",
+    ] {
+        assert!(
+            steps.iter().any(|s| s == expected),
+            "{expected}: {steps:#?}"
+        );
+    }
+    let v = judged(&log);
+    assert!(v.conforms, "{}", render(&v));
+    let swapped = imported("test-general-pod-adoption.v1.20.2", |lines| {
+        for l in lines.iter_mut() {
+            let adoption = l["userAgent"]
+                .as_str()
+                .is_some_and(|u| u.ends_with("/replicaset-controller"));
+            let refs = &mut l["responseObject"]["metadata"]["ownerReferences"];
+            if let (true, Some(list)) = (adoption, refs.as_array_mut()) {
+                list.reverse();
+            }
+        }
+    });
+    assert!(!judged(&swapped).conforms);
+}

@@ -788,3 +788,54 @@ fn a_collection_delete_reads_back_and_selects_replicasets_that_exist() {
     );
     assert!(msg.contains("expected `replicasets:"), "{msg}");
 }
+
+/// `setOwnerReferences` (upstream's TestAdoption and TestGeneralPodAdoption write a pod's
+/// owner references) reads back as it is written; a reference to a ReplicaSet no earlier step
+/// applies, two controllers, or a misspelt key are refused with the line.
+#[test]
+fn owner_references_read_back_and_name_replicasets_that_exist() {
+    let file = seeds_dir().join("upstream/test-adoption-other-controller.yaml");
+    let s = scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let back = scenario::load_str(&s.path, &s.to_yaml()).unwrap_or_else(|e| panic!("{e}"));
+    let set: Vec<_> = s
+        .steps
+        .iter()
+        .zip(&back.steps)
+        .filter(|(a, _)| a.kind.keyword() == "setOwnerReferences")
+        .collect();
+    assert_eq!(set.len(), 1);
+    assert_eq!(set[0].0.kind, set[0].1.kind);
+    let apply = "  - apply: {manifest: {apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: web}, spec: {replicas: 1, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: i}]}}}}}\n";
+    let cases = [
+        (
+            "[{replicaset: gone}]",
+            "replicaset gone: no earlier step applies it",
+        ),
+        (
+            "[{replicaset: web, controller: true}, {replicaset: web}]",
+            "replicaset web is named twice",
+        ),
+        (
+            "[{replicaset: web, controller: true}, {replicaset: web, controller: true}]",
+            "at most one may have `controller: true`",
+        ),
+        (
+            "[{replicaset: web, controler: true}]",
+            "unknown field `controler`",
+        ),
+    ];
+    for (i, (references, expected)) in cases.into_iter().enumerate() {
+        let (dir, msg) = load_error(
+            &format!("owners-{i}"),
+            &[(
+                "s.yaml",
+                &format!("name: s\nsteps:\n{apply}  - settle\n  - setOwnerReferences: {{pods: {{of: web}}, references: {references}}}\n"),
+            )],
+        );
+        assert!(
+            msg.starts_with(&format!("{}:5:", dir.path().join("s.yaml").display()))
+                && msg.contains(expected),
+            "{msg}"
+        );
+    }
+}

@@ -640,3 +640,71 @@ fn a_delete_that_read_the_pod_before_its_binding_keeps_grace_period_zero() {
     assert!(api.pods["p"].meta.is_deleting() && !api.pods["p"].grace_over);
     // A plain binding, as in `each_write_is_one_watch_event_with_before_and_after`: graceful.
 }
+
+/// A client's `setOwnerReferences` replaces the list (a merge patch); the controller's
+/// adoption, a strategic merge keyed by UID, then completes a reference to itself where it
+/// stands and puts a new controller reference before the other owners' (as the v1.20.2
+/// server did in `upstream/test-general-pod-adoption.yaml`).
+#[test]
+fn an_adoption_completes_its_own_reference_in_place_and_puts_a_new_one_first() {
+    let mut api = ApiServer::default();
+    let a = create_rs(&mut api, replicaset("a", 0));
+    let b = create_rs(&mut api, replicaset("b", 0));
+    let p = create_pod(&mut api, new_pod("p"));
+    let reference = |name: &str, uid, controller| OwnerReference {
+        controller,
+        block_owner_deletion: controller,
+        ..OwnerReference::controller_of(name, uid)
+    };
+    let set = |api: &mut ApiServer, references: Vec<OwnerReference>| {
+        must(
+            api,
+            Request::SetPodOwnerReferences {
+                name: "p".into(),
+                references,
+            },
+        )
+    };
+    let adopt = |api: &mut ApiServer| {
+        must(
+            api,
+            Request::PatchPodOwnerReferences {
+                name: "p".into(),
+                uid: p.meta.uid,
+                patch: OwnerRefPatch::Add(OwnerReference::controller_of("a", a.meta.uid)),
+            },
+        )
+    };
+    let owners = |api: &ApiServer| -> Vec<(String, bool)> {
+        api.pods["p"]
+            .meta
+            .owner_references
+            .iter()
+            .map(|r| (r.name.clone(), r.controller))
+            .collect()
+    };
+    set(&mut api, vec![reference("b", b.meta.uid, false)]);
+    adopt(&mut api);
+    assert_eq!(owners(&api), [("a".into(), true), ("b".into(), false)]);
+    set(
+        &mut api,
+        vec![
+            reference("b", b.meta.uid, false),
+            reference("a", a.meta.uid, false),
+        ],
+    );
+    adopt(&mut api);
+    assert_eq!(owners(&api), [("b".into(), false), ("a".into(), true)]);
+    assert!(api.pods["p"].meta.owner_references[1].block_owner_deletion);
+    // Two controllers are refused, as for any write.
+    let err = api
+        .apply(&Request::SetPodOwnerReferences {
+            name: "p".into(),
+            references: vec![
+                reference("a", a.meta.uid, true),
+                reference("b", b.meta.uid, true),
+            ],
+        })
+        .unwrap_err();
+    assert_eq!(err.reason, Reason::Invalid);
+}

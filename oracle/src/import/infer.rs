@@ -39,7 +39,7 @@ use crate::scenario::{Apply, ApplySource, StepKind};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use rsmc_spec::api::{Kind, Propagation, Reason};
-use rsmc_spec::model::{PodAction, PodSelection, PodSet};
+use rsmc_spec::model::{OwnerByName, PodAction, PodSelection, PodSet};
 use rsmc_spec::object::{LabelSelector, Pod, PodPhase, ReplicaSet};
 use serde_json::Value;
 use std::sync::Arc;
@@ -300,8 +300,21 @@ fn pod_step(r: &Request, applied: &Applied, objects: &Objects) -> Result<Inferre
             let mut relabelled = new.clone();
             relabelled.meta.labels = old.meta.labels.clone();
             relabelled.deletion_cost = old.deletion_cost;
+            relabelled.meta.owner_references = old.meta.owner_references.clone();
             if relabelled != old {
-                return Err("a client changes a pod's owner references, finalizers or spec: of a pod's metadata, a scenario step changes labels or the deletion cost only".into());
+                return Err("a client changes a pod's finalizers or spec: of a pod's metadata, a scenario step changes labels, the deletion cost or the owner references only".into());
+            }
+            if new.meta.owner_references != old.meta.owner_references {
+                if new.meta.labels != old.meta.labels || new.deletion_cost != old.deletion_cost {
+                    return Err("a client changes a pod's owner references and its labels or deletion cost in one write: a scenario step does one of them".into());
+                }
+                let after = applied.after.as_ref().ok_or("the write removed the pod")?;
+                return Ok(Inferred::Step(StepKind::Pods {
+                    selection,
+                    action: PodAction::SetOwners {
+                        owners: owners_by_name(&new, after, objects)?,
+                    },
+                }));
             }
             let relabels = new.meta.labels != old.meta.labels;
             match (relabels, new.deletion_cost != old.deletion_cost) {
@@ -340,6 +353,35 @@ fn pod_step(r: &Request, applied: &Applied, objects: &Objects) -> Result<Inferre
         }
     };
     Ok(Inferred::Step(StepKind::Pods { selection, action }))
+}
+
+/// A client's owner references as a `setOwnerReferences` step names them: each must be the
+/// live ReplicaSet of its name when the write was made (a step names ReplicaSets, and takes
+/// the UID each has then).
+fn owners_by_name(pod: &Pod, raw: &Value, objects: &Objects) -> Result<Vec<OwnerByName>, String> {
+    let uids = raw["metadata"]["ownerReferences"].as_array();
+    pod.meta
+        .owner_references
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let uid = uids
+                .and_then(|refs| refs.get(i))
+                .and_then(|o| o["uid"].as_str())
+                .unwrap_or_default();
+            if !objects.replicaset_live(&r.name, uid) {
+                return Err(format!(
+                    "a client sets an owner reference to replicaset/{} uid {uid}, which is not the live ReplicaSet of that name: a setOwnerReferences step names live ReplicaSets only",
+                    r.name
+                ));
+            }
+            Ok(OwnerByName {
+                replicaset: r.name.clone(),
+                controller: r.controller,
+                block_owner_deletion: r.block_owner_deletion,
+            })
+        })
+        .collect()
 }
 
 /// How a step names one pod: by name when the name is its own; by its controller while that

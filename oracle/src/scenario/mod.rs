@@ -67,6 +67,7 @@
 //! | `label: {pods: {of: frontend}, count: 1, set: {tier: debug}, remove: [track]}` | `kubectl label … tier=debug track- --overwrite` |
 //! | `unlabel: {pod: pod1, keys: [tier]}` | `kubectl label pod/pod1 tier-` |
 //! | `annotate: {pods: {labels: {which: first}}, set: {controller.kubernetes.io/pod-deletion-cost: "1000"}}`, `annotate: {pod: pod1, remove: [controller.kubernetes.io/pod-deletion-cost]}` | `kubectl annotate … controller.kubernetes.io/pod-deletion-cost=1000 --overwrite` (or `…-`): the one annotation the model holds, which the scale-down ranking reads; its value as upstream reads it (a 32-bit integer, no plus sign or leading zeros). |
+//! | `setOwnerReferences: {pods: {of: rs}, references: [{replicaset: rs-other, controller: true, blockOwnerDeletion: true}, {replicaset: rs}]}` | a client's merge patch replacing the pod's `metadata.ownerReferences` (an empty list removes them all); each reference names a ReplicaSet an earlier step applies and takes the UID it has when the step runs; `controller` and `blockOwnerDeletion` default to false. At most one controller; references to other kinds are outside the model. |
 //! | `schedule: {pods: all, node: node-1}` | the scheduler binds each selected pod to the node. |
 //! | `ready`, `unready`, `fail`, `finishDeletion`: `{pods: …}` | the kubelet reports each selected pod Running and Ready, Running and not Ready, Failed; or confirms its graceful deletion. |
 //! | `restartContainers: {pods: …, restartCount: 5}` | the kubelet reports each selected pod's containers restarted, `restartCount` 5 (phase and readiness unchanged; the ranking sends pods with more restarts first). A real kubelet counts restarts itself, so a scenario with this step is played, not run on real kubelets. |
@@ -135,7 +136,7 @@ use crate::yaml::{cannot_read, FieldPath, Seg};
 use rsmc_spec::api::names::is_dns1123_subdomain;
 use rsmc_spec::api::Propagation;
 use rsmc_spec::gates::FeatureGates;
-use rsmc_spec::model::{PodAction, PodSet, Watcher};
+use rsmc_spec::model::{OwnerByName, PodAction, PodSet, Watcher};
 use rsmc_spec::object::Labels;
 use rsmc_spec::profile::Profile;
 use std::collections::{BTreeMap, BTreeSet};
@@ -352,6 +353,8 @@ impl Scenario {
                 } else if matches!(action, PodAction::Label { set, remove } if set.is_empty() && remove.is_empty())
                 {
                     Some("changes no label: give `set` or `remove`".into())
+                } else if let PodAction::SetOwners { owners } = action {
+                    owners_problem(owners)
                 } else {
                     None
                 }
@@ -362,6 +365,21 @@ impl Scenario {
             _ => None,
         }
     }
+}
+
+/// What is wrong with a `setOwnerReferences` list the API server would take badly: two
+/// controllers (refused as Invalid, which a pod step cannot be expected to be), or one
+/// ReplicaSet twice (a strategic merge keyed by UID, as the controller's adoption sends,
+/// would then change an arbitrary one of the two).
+fn owners_problem(owners: &[OwnerByName]) -> Option<String> {
+    if owners.iter().filter(|o| o.controller).count() > 1 {
+        return Some("references: at most one may have `controller: true` (the API server refuses a pod with two controllers)".into());
+    }
+    let mut seen = BTreeSet::new();
+    owners
+        .iter()
+        .find(|o| !seen.insert(&o.replicaset))
+        .map(|o| format!("references: replicaset {} is named twice", o.replicaset))
 }
 
 /// The most replicas a scenario may ask of one ReplicaSet: the largest recording the oracle
@@ -464,6 +482,10 @@ impl ReplicaSetsSoFar {
                 }
                 None
             }
+            StepKind::Pods {
+                action: PodAction::SetOwners { owners },
+                ..
+            } => owners.iter().find_map(|o| self.missing(&o.replicaset)),
             StepKind::ExpireExpectations { replicaset, .. } => (!self.applied.contains(replicaset))
                 .then(|| {
                     format!(

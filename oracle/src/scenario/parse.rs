@@ -66,6 +66,17 @@ const KINDS: &[(&str, &str, Reader)] = &[
         |c, p| pod_step(c, p, annotate),
     ),
     (
+        "setOwnerReferences",
+        "setOwnerReferences: {pod: NAME | pods: PODS, count: N, references: [{replicaset: NAME, controller: BOOL, blockOwnerDeletion: BOOL}, …]}",
+        |c, p| {
+            pod_step(c, p, |f| {
+                Ok(PodAction::SetOwners {
+                    owners: f.required("references")?,
+                })
+            })
+        },
+    ),
+    (
         "schedule",
         "schedule: {pod: NAME | pods: PODS, count: N, node: NODE}",
         |c, p| {

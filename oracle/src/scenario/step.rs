@@ -228,6 +228,7 @@ impl StepKind {
                 PodAction::Label { set, .. } if set.is_empty() => "unlabel",
                 PodAction::Label { .. } => "label",
                 PodAction::Annotate { .. } => "annotate",
+                PodAction::SetOwners { .. } => "setOwnerReferences",
                 PodAction::Schedule { .. } => "schedule",
                 PodAction::Ready => "ready",
                 PodAction::Unready => "unready",
@@ -340,6 +341,20 @@ impl fmt::Display for StepKind {
                     PodAction::Annotate {
                         deletion_cost: None,
                     } => write!(f, "kubectl annotate {kubectl} {POD_DELETION_COST}-"),
+                    PodAction::SetOwners { owners } => {
+                        write!(f, "patch {kubectl} ownerReferences=[")?;
+                        for (i, o) in owners.iter().enumerate() {
+                            let sep = if i == 0 { "" } else { ", " };
+                            let flags = match (o.controller, o.block_owner_deletion) {
+                                (true, true) => " (controller, blockOwnerDeletion)",
+                                (true, false) => " (controller)",
+                                (false, true) => " (blockOwnerDeletion)",
+                                (false, false) => "",
+                            };
+                            write!(f, "{sep}rs/{}{flags}", o.replicaset)?;
+                        }
+                        f.write_str("]")
+                    }
                     PodAction::Schedule { node } => write!(f, "scheduler: bind {words} to {node}"),
                     PodAction::Ready => write!(f, "kubelet: {words} Ready"),
                     PodAction::Unready => write!(f, "kubelet: {words} not Ready"),

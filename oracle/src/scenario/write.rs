@@ -170,6 +170,9 @@ fn kind_value(kind: &StepKind) -> Value {
                 } => {
                     args.insert("remove".into(), json!([POD_DELETION_COST]));
                 }
+                PodAction::SetOwners { owners } => {
+                    args.insert("references".into(), json!(owners));
+                }
                 PodAction::Restarted { restarts } => {
                     args.insert("restartCount".into(), json!(restarts));
                 }
@@ -334,6 +337,12 @@ impl Step {
                 name,
                 PodAction::Annotate {
                     deletion_cost: *deletion_cost,
+                },
+            ),
+            Action::SetPodOwners { name, owners } => pod(
+                name,
+                PodAction::SetOwners {
+                    owners: owners.clone(),
                 },
             ),
             Action::DeletePod { name } => pod(name, PodAction::Delete),

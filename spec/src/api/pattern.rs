@@ -182,7 +182,8 @@ impl Request {
             R::CreatePod(_) => (Verb::Create, Resource::Pods, None),
             R::PatchPodOwnerReferences { name, .. }
             | R::SetPodLabels { name, .. }
-            | R::SetPodDeletionCost { name, .. } => (Verb::Patch, Resource::Pods, Some(name)),
+            | R::SetPodDeletionCost { name, .. }
+            | R::SetPodOwnerReferences { name, .. } => (Verb::Patch, Resource::Pods, Some(name)),
             R::DeletePod { name, .. } | R::FinishPodDeletion { name } => {
                 (Verb::Delete, Resource::Pods, Some(name))
             }

@@ -131,6 +131,11 @@ pub enum Request {
         name: String,
         labels: Labels,
     },
+    /// A client's merge patch replacing `metadata.ownerReferences` with this list.
+    SetPodOwnerReferences {
+        name: String,
+        references: Vec<OwnerReference>,
+    },
     /// `kubectl annotate pod … controller.kubernetes.io/pod-deletion-cost=N --overwrite` (or
     /// `…-`): a patch of the one annotation the model holds.
     SetPodDeletionCost {
@@ -244,6 +249,18 @@ impl std::fmt::Display for Request {
             },
             Request::SetPodLabels { name, labels } => {
                 write!(f, "PATCH pods/{name} labels={}", crate::object::render_labels(labels))
+            }
+            Request::SetPodOwnerReferences { name, references } => {
+                write!(f, "PATCH pods/{name} ownerReferences=[")?;
+                for (i, r) in references.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    write!(
+                        f,
+                        "{sep}ReplicaSet/{} uid={} controller={} blockOwnerDeletion={}",
+                        r.name, r.uid, r.controller, r.block_owner_deletion
+                    )?;
+                }
+                f.write_str("]")
             }
             Request::SetPodDeletionCost { name, cost } => match cost {
                 Some(cost) => write!(f, "PATCH pods/{name} annotations={POD_DELETION_COST}={cost}"),

@@ -182,15 +182,21 @@ impl ApiServer {
                 }
                 let mut new = old.clone();
                 let refs = &mut new.meta.owner_references;
+                // A strategic merge keyed by UID (k8s.io/apimachinery
+                // pkg/util/strategicpatch/patch.go `mergeSortedSlice`): a reference the pod has
+                // is completed where it stands; a new one goes before every reference the
+                // patch does not name, as the v1.20.2 server put a ReplicaSet's controller
+                // reference before a StatefulSet-like other owner's
+                // (upstream/test-general-pod-adoption.yaml).
                 match patch {
                     OwnerRefPatch::Add(r) => match refs.iter_mut().find(|x| x.uid == r.uid) {
                         Some(existing) => *existing = r.clone(),
-                        None => refs.push(r.clone()),
+                        None => refs.insert(0, r.clone()),
                     },
                     OwnerRefPatch::Remove(uids) => refs.retain(|x| !uids.contains(&x.uid)),
                     OwnerRefPatch::Take { from, to } => {
                         refs.retain(|x| x.uid != *from && x.uid != to.uid);
-                        refs.push(to.clone());
+                        refs.insert(0, to.clone());
                     }
                 }
                 let errs = validation::pod_errors(&new);
@@ -203,6 +209,16 @@ impl ApiServer {
                 let old = Pod::clone(self.pod(name)?);
                 let mut new = old.clone();
                 new.meta.labels = labels.clone();
+                Ok(self.write(Some(old), Some(new)))
+            }
+            Request::SetPodOwnerReferences { name, references } => {
+                let old = Pod::clone(self.pod(name)?);
+                let mut new = old.clone();
+                new.meta.owner_references = references.clone();
+                let errs = validation::pod_errors(&new);
+                if !errs.is_empty() {
+                    return Err(ApiError::invalid("Pod", name, &errs));
+                }
                 Ok(self.write(Some(old), Some(new)))
             }
             Request::SetPodDeletionCost { name, cost } => {

@@ -1,6 +1,6 @@
 //! The model's actions: environment moves (user, kubelet, faults, timers) and system moves.
 
-use super::script::{is_zero, Awaited};
+use super::script::{is_zero, Awaited, OwnerByName};
 use crate::api::{Kind, Propagation, RequestPattern};
 use crate::gc::GcWork;
 use crate::object::{render_labels_compact, Labels, Pod, ReplicaSet, Uid, POD_DELETION_COST};
@@ -89,6 +89,12 @@ pub enum Action {
     AnnotatePod {
         name: String,
         deletion_cost: Option<i32>,
+    },
+    /// A merge patch of the pod's `metadata.ownerReferences`, replacing the list with
+    /// references to the named ReplicaSets as they are when the move is made.
+    SetPodOwners {
+        name: String,
+        owners: Vec<OwnerByName>,
     },
     DeletePod {
         name: String,
@@ -295,6 +301,7 @@ impl Action {
                 | Action::ApplyPod { .. }
                 | Action::LabelPod { .. }
                 | Action::AnnotatePod { .. }
+                | Action::SetPodOwners { .. }
                 | Action::DeletePod { .. }
                 | Action::SchedulePod { .. }
                 | Action::PodReady { .. }
@@ -322,6 +329,7 @@ impl Action {
             Action::DeletePod { name }
             | Action::LabelPod { name, .. }
             | Action::AnnotatePod { name, .. }
+            | Action::SetPodOwners { name, .. }
             | Action::SchedulePod { name, .. }
             | Action::PodReady { name }
             | Action::PodUnready { name }
@@ -382,6 +390,18 @@ impl fmt::Display for Action {
                 ),
                 None => write!(f, "user: kubectl annotate pod/{name} {POD_DELETION_COST}-"),
             },
+            Action::SetPodOwners { name, owners } => {
+                write!(f, "user: patch pod/{name} ownerReferences=[")?;
+                for (i, o) in owners.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    write!(
+                        f,
+                        "{sep}ReplicaSet/{} controller={} blockOwnerDeletion={}",
+                        o.replicaset, o.controller, o.block_owner_deletion
+                    )?;
+                }
+                f.write_str("]")
+            }
             Action::DeletePod { name } => write!(f, "user: kubectl delete pod/{name}"),
             Action::SchedulePod { name, node } => write!(f, "scheduler: bind pod/{name} to {node}"),
             Action::PodReady { name } => write!(f, "kubelet: pod/{name} Running, Ready"),

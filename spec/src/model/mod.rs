@@ -17,7 +17,8 @@ mod symmetry;
 
 pub use action::{Action, NodeAct, Recipient, Watcher};
 pub use script::{
-    Awaited, Held, PodAction, PodSelection, PodSet, RequestHold, Script, ScriptPos, ScriptStep,
+    Awaited, Held, OwnerByName, PodAction, PodSelection, PodSet, RequestHold, Script, ScriptPos,
+    ScriptStep,
 };
 pub use state::{Budget, ControllerState, Ghost, Positions, State};
 

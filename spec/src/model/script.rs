@@ -108,6 +108,19 @@ pub enum PodSet {
     Matching(LabelSelector),
 }
 
+/// An owner reference as a scenario writes it: to the ReplicaSet of this name, with the UID
+/// that ReplicaSet has when the step runs (a client reads it first, as upstream's tests take
+/// `rs.UID` from the object they created). References to other kinds are outside the model.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OwnerByName {
+    pub replicaset: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub controller: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub block_owner_deletion: bool,
+}
+
 /// What a step does to each selected pod.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PodAction {
@@ -118,6 +131,10 @@ pub enum PodAction {
     /// `kubectl annotate pod … controller.kubernetes.io/pod-deletion-cost=N --overwrite`, or
     /// with `None` `…-`.
     Annotate { deletion_cost: Option<i32> },
+    /// A merge patch setting `metadata.ownerReferences` to these references (a user's or
+    /// another controller's write, as `TestGeneralPodAdoption` makes one; an empty list
+    /// removes them all).
+    SetOwners { owners: Vec<OwnerByName> },
     /// The scheduler binds the pod to a node.
     Schedule { node: String },
     /// The kubelet reports the pod Running and Ready.
@@ -157,6 +174,10 @@ impl PodAction {
             PodAction::Annotate { deletion_cost } => Action::AnnotatePod {
                 name,
                 deletion_cost: *deletion_cost,
+            },
+            PodAction::SetOwners { owners } => Action::SetPodOwners {
+                name,
+                owners: owners.clone(),
             },
             PodAction::Schedule { node } => Action::SchedulePod {
                 name,
