@@ -275,8 +275,9 @@ pub struct CheckArgs {
     /// Behaviour profile: which Kubernetes version the spec follows.
     #[arg(long, default_value = "k8s-1.20")]
     pub profile: Profile,
-    /// A preset (small, default, deep) or a JSON file overriding one (default: `default`, or
-    /// with `--bug` the preset the catalogue names for it).
+    /// A preset (small, default, deep), a catalogue configuration (catalogue/NAME), a
+    /// property configuration (properties/owners) or a JSON file overriding a preset
+    /// (default: `default`, or with `--bug` the configuration the catalogue names for it).
     #[arg(long)]
     pub config: Option<String>,
     #[command(flatten)]
@@ -367,7 +368,8 @@ pub fn config_name(given: Option<&str>, bug: Option<rsmc_spec::bugs::Bug>) -> St
 /// Arguments of `rsmc bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Configurations to measure (presets, catalogue/NAME or files), comma-separated.
+    /// Configurations to measure (presets, catalogue/NAME, properties/NAME or files),
+    /// comma-separated.
     #[arg(
         long = "config",
         value_delimiter = ',',

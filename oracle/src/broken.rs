@@ -52,10 +52,10 @@ use rsmc_spec::api::View;
 use rsmc_spec::controller::ranking;
 use rsmc_spec::liveness::converged::broken_conditions;
 use rsmc_spec::model::properties::{
-    adoption_allowed, controller_keeps, over_created, status_consistent, ADOPTION_RULES,
-    DELETE_ONLY_CONTROLLED, GC_DELETES_ONLY_DEPENDENTS_OF_GONE, NO_CREATE_WHILE_DELETING,
-    NO_OVER_CREATION, NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER,
-    STATUS_CONSISTENT,
+    adoption_allowed, another_owner_keeps, controller_keeps, over_created, status_consistent,
+    ADOPTION_RULES, DELETE_ONLY_CONTROLLED, GC_DELETES_ONLY_DEPENDENTS_OF_GONE,
+    GC_SPARES_PODS_OTHER_OWNERS_HOLD, NO_CREATE_WHILE_DELETING, NO_OVER_CREATION, NO_STEALING,
+    ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
 };
 use rsmc_spec::object::{Finalizer, Pod, ReplicaSet, Uid};
 use rsmc_spec::profile::Semantics;
@@ -328,8 +328,13 @@ fn deleted(
     if orphans_dependent(pod, |owner| promises.kept.contains(&(owner, pod.meta.uid))) {
         return Some(ORPHAN_KEEPS_DEPENDENTS);
     }
-    if by == Some(Component::GarbageCollector) && controller_keeps(&cluster.replicasets, pod) {
-        return Some(GC_DELETES_ONLY_DEPENDENTS_OF_GONE);
+    if by == Some(Component::GarbageCollector) {
+        if controller_keeps(&cluster.replicasets, pod) {
+            return Some(GC_DELETES_ONLY_DEPENDENTS_OF_GONE);
+        }
+        if another_owner_keeps(&cluster.replicasets, pod) {
+            return Some(GC_SPARES_PODS_OTHER_OWNERS_HOLD);
+        }
     }
     if pod.meta.owner_references.is_empty() {
         return Some(DELETE_ONLY_CONTROLLED);
@@ -611,6 +616,43 @@ mod tests {
         // The same delete named the controller's is judged as before.
         collected.by = Some(Component::ReplicaSetController);
         assert_eq!(judge(&owned, collected), None);
+    }
+
+    #[test]
+    fn the_collector_deleting_a_pod_another_live_owner_holds_breaks_its_rule() {
+        // frontend's pod, also referenced (not as controller) by canary.
+        let sel = LabelSelector::match_labels(&[("tier", "canary")]);
+        let mut canary = ReplicaSet::new("canary", 1, sel, labels(&[("tier", "canary")]));
+        canary.meta.uid = 9;
+        let mut shared = pod("a", 2, true);
+        let mut other = OwnerReference::controller_of("canary", 9);
+        other.controller = false;
+        other.block_owner_deletion = false;
+        shared.meta.owner_references.push(other);
+        let mut collected = by_system(EventType::Deleted, shared.clone());
+        collected.by = Some(Component::GarbageCollector);
+        // frontend gone: canary still holds the pod.
+        let mut held = Snapshot::default();
+        held.insert(Object::ReplicaSet(Arc::new(canary.clone())));
+        held.insert(Object::Pod(Arc::new(shared.clone())));
+        assert_eq!(
+            judge(&held, collected.clone()),
+            Some(GC_SPARES_PODS_OTHER_OWNERS_HOLD)
+        );
+        // Both live: the controller's rule is the one broken first.
+        let mut both = cluster(rs(1), vec![shared.clone()]);
+        both.insert(Object::ReplicaSet(Arc::new(canary.clone())));
+        assert_eq!(
+            judge(&both, collected.clone()),
+            Some(GC_DELETES_ONLY_DEPENDENTS_OF_GONE)
+        );
+        // canary deleting its dependents in the foreground: the collector's to delete.
+        canary.meta.deletion_timestamp = Some(7);
+        canary.meta.finalizers.push(Finalizer::ForegroundDeletion);
+        let mut waiting = Snapshot::default();
+        waiting.insert(Object::ReplicaSet(Arc::new(canary)));
+        waiting.insert(Object::Pod(Arc::new(shared)));
+        assert_eq!(judge(&waiting, collected), None);
     }
 
     #[test]

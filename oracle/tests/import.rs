@@ -23,8 +23,8 @@ use rsmc_spec::budget::Budget;
 use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{
     ADOPTION_RULES, DELETE_ONLY_CONTROLLED, GC_DELETES_ONLY_DEPENDENTS_OF_GONE,
-    NO_CREATE_WHILE_DELETING, NO_DOUBLE_COUNT, NO_OVER_CREATION, NO_STEALING,
-    ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
+    GC_SPARES_PODS_OTHER_OWNERS_HOLD, NO_CREATE_WHILE_DELETING, NO_DOUBLE_COUNT, NO_OVER_CREATION,
+    NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -813,6 +813,45 @@ fn a_gc_delete_of_a_live_owners_pod_is_rejected() {
         }
     }));
     assert_rejected_for(&v, GC_DELETES_ONLY_DEPENDENTS_OF_GONE);
+}
+
+/// A pod another live owner holds, collected ([`GC_SPARES_PODS_OTHER_OWNERS_HOLD`]): in
+/// `test-general-pod-adoption` (v1.20.2), once a client has rewritten rs-cvtn5's
+/// ownerReferences to one reference to rs-other, not as controller (line 8), the garbage
+/// collector deletes the pod instead of leaving it to rs-other and to rs's adoption, and rs
+/// replaces it. The pod has no controller, so the rule on controllers says nothing; the one
+/// on other owners is broken (rs-other exists and is not deleting).
+#[test]
+fn a_gc_delete_of_a_pod_another_owner_holds_is_rejected() {
+    let v = judged(&imported("test-general-pod-adoption.v1.20.2", |lines| {
+        make_room(lines);
+        lines.truncate(8);
+        let held = response(lines, 7).clone();
+        let mut delete = copy_at(lines, 7, 7);
+        delete["verb"] = json!("delete");
+        delete["userAgent"] = json!(
+            "kube-controller-manager/v1.20.2 (linux/amd64) kubernetes/faecb19/generic-garbage-collector"
+        );
+        delete["requestObject"] = json!({
+            "kind": "DeleteOptions",
+            "apiVersion": "v1",
+            "preconditions": {"uid": held["metadata"]["uid"]},
+            "propagationPolicy": "Background"
+        });
+        let meta = &mut delete["responseObject"]["metadata"];
+        meta["deletionTimestamp"] = meta["creationTimestamp"].clone();
+        meta["deletionGracePeriodSeconds"] = json!(0);
+        meta["resourceVersion"] = json!("3021");
+        // rs replaces it and counts the replacement.
+        let mut create = copy_at(lines, 4, 7);
+        let meta = &mut create["responseObject"]["metadata"];
+        another_pod(meta, "rs-zzzzz", "replacement-pod");
+        meta["resourceVersion"] = json!("3022");
+        let mut status = copy_at(lines, 6, 7);
+        status["responseObject"]["metadata"]["resourceVersion"] = json!("3023");
+        lines.extend([delete, create, status]);
+    }));
+    assert_rejected_for(&v, GC_SPARES_PODS_OTHER_OWNERS_HOLD);
 }
 
 /// A dependent left referencing its gone owner: in `delete-orphan`, the garbage collector's

@@ -23,8 +23,8 @@ use rsmc_spec::bugs::Fix;
 use rsmc_spec::liveness::converged::Condition;
 use rsmc_spec::model::properties::{
     ADOPTION_RULES, DELETE_ONLY_CONTROLLED, GC_DELETES_ONLY_DEPENDENTS_OF_GONE,
-    NO_CREATE_WHILE_DELETING, NO_DOUBLE_COUNT, NO_OVER_CREATION, NO_STEALING,
-    ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
+    GC_SPARES_PODS_OTHER_OWNERS_HOLD, NO_CREATE_WHILE_DELETING, NO_DOUBLE_COUNT, NO_OVER_CREATION,
+    NO_STEALING, ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -672,6 +672,58 @@ fn a_gc_delete_of_a_live_owners_pod_is_taken_for_a_clients() {
     let v = judged(&imported);
     assert!(
         v.conforms && !v.broken_in_every_run(GC_DELETES_ONLY_DEPENDENTS_OF_GONE),
+        "{steps:#?}\n{}",
+        render(&v)
+    );
+}
+
+/// A pod another live owner holds, collected ([`GC_SPARES_PODS_OTHER_OWNERS_HOLD`]): in
+/// `catalogue-ignore-controller-ref-removal`, once frontend's orphaning has left pod1 with
+/// no owner (275), a client gives it a reference to canary, not as controller (278, where
+/// canary adopted it), and the pod is deleted (280, 281) before canary adopts it — with no
+/// `SuccessfulDelete` of canary's claiming it, and canary's statuses never counting it. Had
+/// the garbage collector sent that delete, it would have collected a pod canary holds; a
+/// watch shows no deleter, so the import takes it for a client's step, and a user deleting
+/// a shared pod is a run of the model. As for the controller-reference rule above, only an
+/// audit log can name the collector (`tests/import.rs` rejects it there).
+#[test]
+fn a_gc_delete_of_a_pod_another_owner_holds_is_taken_for_a_clients() {
+    let ns = namespace("rsmc-catalogue-ignore-controller-ref-removal-");
+    let imported = import_doctored(
+        &ns,
+        |pods, rs, claims| {
+            let orphan = pods[at_version(pods, &ns, "275")]["object"]["metadata"].clone();
+            let shared = |meta: &mut Value| {
+                meta["managedFields"] = orphan["managedFields"].clone();
+                let refs = meta["ownerReferences"].as_array_mut().unwrap();
+                refs[0]["controller"] = json!(false);
+                refs[0]["blockOwnerDeletion"] = json!(false);
+            };
+            for version in ["278", "280", "281"] {
+                let i = at_version(pods, &ns, version);
+                shared(&mut pods[i]["object"]["metadata"]);
+            }
+            for version in ["282", "284"] {
+                rs.remove(at_version(rs, &ns, version));
+            }
+            claims.retain(|e| e["object"]["message"] != "Deleted pod: pod1");
+        },
+        &[],
+    )
+    .unwrap();
+    let steps = commands(&imported);
+    for expected in [
+        "patch pod/pod1 ownerReferences=[rs/canary]",
+        "kubectl delete pod/pod1",
+    ] {
+        assert!(
+            steps.iter().any(|s| s == expected),
+            "{expected}: {steps:#?}"
+        );
+    }
+    let v = judged(&imported);
+    assert!(
+        v.conforms && !v.broken_in_every_run(GC_SPARES_PODS_OTHER_OWNERS_HOLD),
         "{steps:#?}\n{}",
         render(&v)
     );

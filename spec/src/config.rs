@@ -81,6 +81,14 @@ pub const CATALOGUE_CONFIGS: [(&str, &str); 14] = [
     ),
 ];
 
+/// Configurations of their own for a group of properties (`spec/presets/properties/`), by
+/// the name `--config` takes: each is an override of a preset with the environment moves
+/// those properties speak of, small enough to check on every change.
+pub const PROPERTY_CONFIGS: [(&str, &str); 1] = [(
+    "properties/owners",
+    include_str!("../presets/properties/owners.json"),
+)];
+
 /// A ReplicaSet the environment may create (or that exists from the start).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -142,6 +150,12 @@ pub struct Environment {
     pub create_failures: u32,
     /// A second controller instance may run alongside the first for a while (leader handover).
     pub second_leader: bool,
+    /// A client may add a reference to another declared ReplicaSet to a pod's
+    /// ownerReferences (not as its controller), sharing the pod as operators and
+    /// Deployments' users do; what the garbage collector then owes the pod is
+    /// `GC_SPARES_PODS_OTHER_OWNERS_HOLD`.
+    #[serde(default)]
+    pub add_owner_reference: bool,
     /// Seconds that may pass. Timestamps are whole seconds, so without ticks every pod is
     /// created (and turns ready) in the same second and the ranking's time rules all tie.
     #[serde(default)]
@@ -220,9 +234,9 @@ pub struct Config {
 /// A configuration that could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("unknown configuration {0:?}: give a preset (small, default, deep), a catalogue configuration (catalogue/NAME, see rsmc bugs) or a path to a JSON file")]
+    #[error("unknown configuration {0:?}: give a preset (small, default, deep), a catalogue configuration (catalogue/NAME, see rsmc bugs), a property configuration (properties/owners) or a path to a JSON file")]
     Unknown(String),
-    #[error("{0}: no such configuration file (a configuration is a preset: small, default, deep; a catalogue configuration, catalogue/NAME; or a path to a JSON file)")]
+    #[error("{0}: no such configuration file (a configuration is a preset: small, default, deep; a catalogue configuration, catalogue/NAME; a property configuration, properties/owners; or a path to a JSON file)")]
     NoSuchFile(String),
     #[error("{path}: cannot read: {source}")]
     Read {
@@ -270,13 +284,18 @@ impl Config {
         if let Some(c) = Config::preset(spec) {
             return Ok(c);
         }
-        if let Some((name, text)) = CATALOGUE_CONFIGS.iter().find(|(n, _)| *n == spec) {
+        if let Some((name, text)) = CATALOGUE_CONFIGS
+            .iter()
+            .chain(&PROPERTY_CONFIGS)
+            .find(|(n, _)| *n == spec)
+        {
             return Config::from_json(name, text);
         }
         let path = Path::new(spec);
         if !path.exists() {
             // A name with a directory or a `.json` ending was meant as a file.
             let file_like = !spec.starts_with("catalogue/")
+                && !spec.starts_with("properties/")
                 && (spec.contains(std::path::MAIN_SEPARATOR) || spec.ends_with(".json"));
             return Err(if file_like {
                 ConfigError::NoSuchFile(spec.to_string())
@@ -477,8 +496,8 @@ mod tests {
     }
 
     #[test]
-    fn catalogue_configs_load() {
-        for (name, _) in CATALOGUE_CONFIGS {
+    fn catalogue_and_property_configs_load() {
+        for (name, _) in CATALOGUE_CONFIGS.iter().chain(&PROPERTY_CONFIGS) {
             if let Err(e) = Config::load(name) {
                 panic!("{name}: {e}");
             }

@@ -7,6 +7,18 @@
 //! one atomic step: the owner of a dependent cannot come back under the same UID, so nothing
 //! the check relies on can change in between.
 //!
+//! Not quite: the dependent's own references can. `attemptToDeleteItem` GETs the pod,
+//! classifies its references, and only then sends the DELETE; a client that gives the pod a
+//! live owner in between (kubernetes/kubernetes#114603: patch the reference to a new owner,
+//! then delete the old one) has it deleted all the same, since v1.20.2's `deleteObject`
+//! preconditions the UID only. PR #132632 (v1.34) added the GET's resourceVersion as a
+//! precondition, retried without it when only other fields changed, which leaves a narrower
+//! window after the retry's GET. The atomic step hides both windows: the model cannot take
+//! them until it splits the decision from the delete (and a scenario cannot force them until
+//! the runner holds requests at `gc-gate`, which today holds only the collector's watch
+//! events). [`crate::model::properties::GC_SPARES_PODS_OTHER_OWNERS_HOLD`] is the property
+//! such a run breaks, and what the oracle names when a recording shows one.
+//!
 //! The exception is orphaning. `orphanDependents` patches every dependent from a goroutine of
 //! its own and `attemptToOrphanWorker` removes the `orphan` finalizer after all of them
 //! returned; other actors' writes land between those patches (a v1.20 cluster shows the

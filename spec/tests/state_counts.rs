@@ -8,17 +8,36 @@ use rsmc_spec::profile::Profile;
 use stateright::{Checker, Model};
 
 fn explore(config: &str, profile: Profile, threads: usize) -> (usize, usize, Vec<&'static str>) {
+    let (unique, depth, violated, _) = explore_all(config, profile, threads);
+    (unique, depth, violated)
+}
+
+/// [`explore`], with the coverage properties reached as well.
+fn explore_all(
+    config: &str,
+    profile: Profile,
+    threads: usize,
+) -> (usize, usize, Vec<&'static str>, Vec<&'static str>) {
     let config = Config::from_json("inline", config).expect("config");
     let model = RsModel::new(config, profile);
     let checker = model.clone().checker().threads(threads).spawn_bfs().join();
-    let violated = model
-        .properties()
-        .iter()
-        .filter(|p| matches!(p.expectation, stateright::Expectation::Always))
-        .filter(|p| checker.discovery(p.name).is_some())
-        .map(|p| p.name)
-        .collect();
-    (checker.unique_state_count(), checker.max_depth(), violated)
+    let found = |expectation: stateright::Expectation| -> Vec<&'static str> {
+        model
+            .properties()
+            .iter()
+            .filter(|p| p.expectation == expectation)
+            .filter(|p| checker.discovery(p.name).is_some())
+            .map(|p| p.name)
+            .collect()
+    };
+    let violated = found(stateright::Expectation::Always);
+    let reached = found(stateright::Expectation::Sometimes);
+    (
+        checker.unique_state_count(),
+        checker.max_depth(),
+        violated,
+        reached,
+    )
 }
 
 /// The small preset finds the residual adoption race in both profiles: the live recheck of
@@ -81,6 +100,31 @@ fn recreate_under_the_same_name_breaks_observed_generation() {
     assert_eq!(violated, vec![properties::STATUS_CONSISTENT]);
 }
 
+/// `properties/owners`: a client may give a pod a reference (not as controller) to the other
+/// ReplicaSet, and delete either ReplicaSet in the background or the foreground. The garbage
+/// collector never deletes a pod the other owner holds (it patches the dangling or waiting
+/// reference away), and the search reaches a created pod that outlived its controller that
+/// way; nothing is violated in either profile.
+#[test]
+fn owners_configuration_holds_and_reaches_a_pod_held_by_another_owner() {
+    let (_, text) = rsmc_spec::config::PROPERTY_CONFIGS
+        .iter()
+        .find(|(n, _)| *n == "properties/owners")
+        .unwrap();
+    for (profile, pinned) in [
+        (Profile::K8s120, PINNED_OWNERS_120),
+        (Profile::Upstream, PINNED_OWNERS_UP),
+    ] {
+        let (unique, depth, violated, reached) = explore_all(text, profile, 1);
+        assert!(violated.is_empty(), "{profile}: {violated:?}");
+        assert!(
+            reached.contains(&properties::REACH_HELD_BY_ANOTHER),
+            "{profile}: never reached a pod held by another owner: {reached:?}"
+        );
+        assert_eq!((unique, depth), pinned, "{profile}");
+    }
+}
+
 /// (unique states, max depth), explored with one thread so the depth is exact BFS depth.
 ///
 /// History: timestamps became whole seconds of an explicit clock (no ticks in these
@@ -119,3 +163,6 @@ fn recreate_under_the_same_name_breaks_observed_generation() {
 const PINNED_SMALL_120: (usize, usize) = (41224, 58);
 const PINNED_SMALL_UP: (usize, usize) = (19569, 55);
 const PINNED_CRASH: (usize, usize) = (6832, 42);
+/// `properties/owners` (unique states, max depth), explored with one thread.
+const PINNED_OWNERS_120: (usize, usize) = (199853, 55);
+const PINNED_OWNERS_UP: (usize, usize) = (127506, 47);

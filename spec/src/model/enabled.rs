@@ -1,7 +1,7 @@
 //! Which actions are enabled in a state.
 
 use super::action::{Action, NodeAct, Recipient, Watcher};
-use super::script::{Awaited, RequestHold, Script, ScriptStep};
+use super::script::{Awaited, OwnerByName, RequestHold, Script, ScriptStep};
 use super::state::State;
 use super::RsModel;
 use crate::api::{Kind, RequestPattern};
@@ -143,6 +143,66 @@ impl RsModel {
                     name: pod.meta.name.clone(),
                 });
             }
+            if env.add_owner_reference {
+                self.owner_additions(s, pod, out);
+            }
+        }
+    }
+
+    /// A client's read-modify-write of `pod`'s ownerReferences that adds a reference (not the
+    /// controller's) to another declared ReplicaSet that is live and not being deleted. The
+    /// move is a [`Action::SetPodOwners`], which names owners by name, so it is offered only
+    /// while every reference the pod has names the live object of its name: a list with a
+    /// dangling reference cannot be written back by name (and a client copying it would be
+    /// writing a reference to an owner it cannot see).
+    fn owner_additions(&self, s: &State, pod: &Pod, out: &mut Vec<Action>) {
+        let live = |name: &str| {
+            s.api
+                .replicasets
+                .get(name)
+                .filter(|rs| !rs.meta.is_deleting())
+        };
+        let resolvable = pod.meta.owner_references.iter().all(|r| {
+            s.api
+                .replicasets
+                .get(&r.name)
+                .is_some_and(|rs| rs.meta.uid == r.uid)
+        });
+        if !resolvable {
+            return;
+        }
+        let current: Vec<OwnerByName> = pod
+            .meta
+            .owner_references
+            .iter()
+            .map(|r| OwnerByName {
+                replicaset: r.name.clone(),
+                controller: r.controller,
+                block_owner_deletion: r.block_owner_deletion,
+            })
+            .collect();
+        for decl in &self.config.replicasets {
+            let Some(rs) = live(&decl.name) else {
+                continue;
+            };
+            if pod
+                .meta
+                .owner_references
+                .iter()
+                .any(|r| r.uid == rs.meta.uid)
+            {
+                continue;
+            }
+            let mut owners = current.clone();
+            owners.push(OwnerByName {
+                replicaset: decl.name.clone(),
+                controller: false,
+                block_owner_deletion: false,
+            });
+            out.push(Action::SetPodOwners {
+                name: pod.meta.name.clone(),
+                owners,
+            });
         }
     }
 

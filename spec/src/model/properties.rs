@@ -9,7 +9,7 @@ use super::state::State;
 use super::RsModel;
 use crate::api::{DeleteOptions, OwnerRefPatch, Request, View};
 use crate::controller::sync::Phase;
-use crate::object::{Finalizer, Pod, ReplicaSet, Uid};
+use crate::object::{Finalizer, OwnerReference, Pod, ReplicaSet, Uid};
 use stateright::Property;
 
 /// No pod ever has two controller references. Two controllers would both count, scale and
@@ -65,6 +65,17 @@ pub const SCALE_DOWN_RANKED: &str = "scale-down deletes the pods the ranking put
 pub const GC_DELETES_ONLY_DEPENDENTS_OF_GONE: &str =
     "GC deletes only pods whose controller is gone or in foreground deletion";
 
+/// The GC never deletes a pod that another owner still holds: an owner reference that is not
+/// the controller's, to a ReplicaSet that exists with that UID and is not deleting its
+/// dependents in the foreground, keeps the pod, whatever became of its controller. Upstream
+/// `attemptToDeleteItem` (pkg/controller/garbagecollector/garbagecollector.go) classifies every
+/// reference (`classifyReferences`) and, with one solid owner left, only patches the dangling
+/// and waiting references away. Deleting such a pod kills a replica someone else owns — the
+/// shared ownership Deployments, StatefulSets and operators build with non-controller
+/// references.
+pub const GC_SPARES_PODS_OTHER_OWNERS_HOLD: &str =
+    "GC never deletes a pod another live owner holds";
+
 /// Deleting a ReplicaSet with propagation Orphan never deletes its dependents: no pod that
 /// referenced the ReplicaSet when the user deleted it with Orphan is ever collected by the GC
 /// on account of that ReplicaSet (#42639: orphaning racing with re-adoption from a stale
@@ -96,6 +107,11 @@ pub const REACH_FOREGROUND: &str = "reached: foreground deletion in progress";
 pub const REACH_ORPHAN: &str = "reached: orphan deletion in progress";
 /// Coverage: two ReplicaSets exist at once (overlapping selectors in the presets).
 pub const REACH_TWO_RS: &str = "reached: two ReplicaSets at once";
+/// Coverage: a pod a controller created has lost its controller reference and is still held
+/// by another live owner's (the GC removed the dangling reference rather than deleting it):
+/// the situation [`GC_SPARES_PODS_OTHER_OWNERS_HOLD`] is about.
+pub const REACH_HELD_BY_ANOTHER: &str =
+    "reached: a created pod outlives its controller, held by another owner";
 
 /// [`STATUS_CONSISTENT`] for one ReplicaSet: ready ≤ replicas, available ≤ ready,
 /// observedGeneration ≤ generation. The model's check and the oracle's judgement of a
@@ -112,11 +128,29 @@ pub fn status_consistent(rs: &ReplicaSet) -> bool {
 /// collector may not delete the pod. The model's check and the oracle's naming of a
 /// cluster's divergent delete both judge by it.
 pub fn controller_keeps(replicasets: &View<ReplicaSet>, pod: &Pod) -> bool {
-    pod.meta.controller_ref().is_some_and(|r| {
-        replicasets.get(&r.name).is_some_and(|o| {
-            o.meta.uid == r.uid
-                && !(o.meta.is_deleting() && o.meta.has_finalizer(Finalizer::ForegroundDeletion))
-        })
+    pod.meta
+        .controller_ref()
+        .is_some_and(|r| owner_holds(replicasets, r))
+}
+
+/// [`GC_SPARES_PODS_OTHER_OWNERS_HOLD`]: whether one of `pod`'s references that is not its
+/// controller's names an owner that is there, with that UID, and not deleting its dependents
+/// in the foreground (a solid owner, in `classifyReferences`' terms). The model's check and
+/// the oracle's naming of a cluster's divergent delete both judge by it.
+pub fn another_owner_keeps(replicasets: &View<ReplicaSet>, pod: &Pod) -> bool {
+    pod.meta
+        .owner_references
+        .iter()
+        .filter(|r| !r.controller)
+        .any(|r| owner_holds(replicasets, r))
+}
+
+/// Whether the owner `r` names is solid: there with that UID and not deleting its dependents
+/// in the foreground.
+fn owner_holds(replicasets: &View<ReplicaSet>, r: &OwnerReference) -> bool {
+    replicasets.get(&r.name).is_some_and(|o| {
+        o.meta.uid == r.uid
+            && !(o.meta.is_deleting() && o.meta.has_finalizer(Finalizer::ForegroundDeletion))
     })
 }
 
@@ -175,6 +209,9 @@ pub fn all() -> Vec<Property<RsModel>> {
         Property::always(GC_DELETES_ONLY_DEPENDENTS_OF_GONE, |_, s: &State| {
             !violated(s, GC_DELETES_ONLY_DEPENDENTS_OF_GONE)
         }),
+        Property::always(GC_SPARES_PODS_OTHER_OWNERS_HOLD, |_, s: &State| {
+            !violated(s, GC_SPARES_PODS_OTHER_OWNERS_HOLD)
+        }),
         Property::always(ORPHAN_KEEPS_DEPENDENTS, |_, s: &State| {
             !violated(s, ORPHAN_KEEPS_DEPENDENTS)
         }),
@@ -214,6 +251,13 @@ pub fn all() -> Vec<Property<RsModel>> {
                 .any(|r| r.meta.has_finalizer(Finalizer::Orphan))
         }),
         Property::sometimes(REACH_TWO_RS, |_, s: &State| s.api.replicasets.len() >= 2),
+        Property::sometimes(REACH_HELD_BY_ANOTHER, |_, s: &State| {
+            s.api.pods.values().any(|p| {
+                p.meta.generate_name.is_some()
+                    && p.meta.controller_ref().is_none()
+                    && another_owner_keeps(&s.api.replicasets, p)
+            })
+        }),
     ]
 }
 
@@ -333,6 +377,7 @@ pub(super) fn before_gc_request(s: &mut State, req: &Request) {
         return;
     }
     let owner_alive = controller_keeps(&s.api.replicasets, pod);
+    let other_owner_alive = another_owner_keeps(&s.api.replicasets, pod);
     let pod_uid = pod.meta.uid;
     let orphaned = pod
         .meta
@@ -341,6 +386,9 @@ pub(super) fn before_gc_request(s: &mut State, req: &Request) {
         .any(|r| s.ghost.orphan_promises.contains(&(r.uid, pod_uid)));
     if owner_alive {
         flag(s, GC_DELETES_ONLY_DEPENDENTS_OF_GONE);
+    }
+    if other_owner_alive {
+        flag(s, GC_SPARES_PODS_OTHER_OWNERS_HOLD);
     }
     if orphaned {
         flag(s, ORPHAN_KEEPS_DEPENDENTS);
