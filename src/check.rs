@@ -1,6 +1,7 @@
 //! `rsmc check`: run the model checker with live progress, report every property, and write
 //! each violation as a trace.
 
+use crate::ci_report::{self, Case, Outcome, Suite};
 use crate::exit;
 use crate::CheckArgs;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -177,12 +178,12 @@ pub fn run(args: &CheckArgs) -> i32 {
     let checker = match search(checker, "safety", &budget) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!(
-                "error: the safety search of {config_name} stopped at depth {}: {e}; {}",
+            let message = format!(
+                "the safety search of {config_name} stopped at depth {}: {e}; {}",
                 e.depth,
                 e.budget.remedy()
             );
-            return exit::TOO_LARGE;
+            return stopped(args, &model, &config_name, started, &message);
         }
     };
     let safety_seconds = started.elapsed().as_secs_f64();
@@ -220,12 +221,12 @@ pub fn run(args: &CheckArgs) -> i32 {
             let path = match shortest(&model, name, *depth, &budget) {
                 Ok(path) => path,
                 Err(e) => {
-                    eprintln!(
-                        "error: the search for the shortest counterexample of {name:?} stopped at depth {}: {e}; {}",
+                    let message = format!(
+                        "the search for the shortest counterexample of {name:?} stopped at depth {}: {e}; {}",
                         e.depth,
                         e.budget.remedy()
                     );
-                    return exit::TOO_LARGE;
+                    return stopped(args, &model, &config_name, started, &message);
                 }
             };
             let mut states = path.clone().into_states();
@@ -256,11 +257,11 @@ pub fn run(args: &CheckArgs) -> i32 {
                 verdicts.push(verdict);
             }
             Err(e) => {
-                eprintln!(
-                    "error: the convergence search of {config_name} stopped: {e}; {} (or check safety alone with --skip-liveness)",
+                let message = format!(
+                    "the convergence search of {config_name} stopped: {e}; {} (or check safety alone with --skip-liveness)",
                     e.remedy()
                 );
-                return exit::TOO_LARGE;
+                return stopped(args, &model, &config_name, started, &message);
             }
         }
     }
@@ -286,7 +287,134 @@ pub fn run(args: &CheckArgs) -> i32 {
         properties: verdicts,
     };
     crate::output::print(args.json, &report, || print_report(&report));
-    exit_code
+    let suite = suite(&report, args);
+    ci_report::written(args.junit.as_deref(), &suite, exit_code)
+}
+
+/// The name of a check's suite in CI reports.
+fn suite_name(profile: &str, config: &str) -> String {
+    format!("rsmc check {profile}/{config}")
+}
+
+/// A check whose search stopped at its budget (exit 3): the error printed, and in the CI
+/// reports every property an error, since none was decided.
+fn stopped(
+    args: &CheckArgs,
+    model: &RsModel,
+    config: &str,
+    started: Instant,
+    message: &str,
+) -> i32 {
+    eprintln!("error: {message}");
+    let undecided = || Outcome::Error {
+        message: format!("not decided: {message}"),
+        detail: String::new(),
+    };
+    let mut cases: Vec<Case> = model
+        .properties()
+        .iter()
+        .map(|p| Case::new(p.name, undecided()))
+        .collect();
+    if args.runs_liveness() {
+        cases.push(Case::new(liveness::CONVERGENCE, undecided()));
+    }
+    let suite = Suite {
+        name: suite_name(model.profile.name(), config),
+        headline: format!("stopped (exit {}): {message}", exit::TOO_LARGE),
+        properties: vec![],
+        time: started.elapsed(),
+        cases,
+    };
+    ci_report::written(args.junit.as_deref(), &suite, exit::TOO_LARGE)
+}
+
+/// The report as CI systems read it: a test case per property, failing exactly where the
+/// property fails the check (a known upstream issue fails only with `--strict`; without it,
+/// it is shown as skipped with its label, as pytest shows an expected failure).
+fn suite(r: &Report, args: &CheckArgs) -> Suite {
+    let mut cases: Vec<Case> = r
+        .properties
+        .iter()
+        .map(|p| {
+            let outcome = if p.unwritten {
+                Outcome::Error {
+                    message: format!(
+                        "{}: violated, and its counterexample could not be written under {}",
+                        p.name,
+                        args.out.display()
+                    ),
+                    detail: String::new(),
+                }
+            } else if p.fails(args.strict) {
+                let why = p
+                    .breaks
+                    .map(|b| format!(" (breaks: {b})"))
+                    .or(p.known.as_ref().map(|k| format!(" ({k})")))
+                    .unwrap_or_default();
+                Outcome::Failed {
+                    message: format!("{}: violated{why}", p.name),
+                    detail: violation_text(r, p),
+                }
+            } else {
+                match (p.result, &p.known) {
+                    ("violated", Some(known)) => Outcome::Skipped {
+                        message: format!(
+                            "violated, a {known}: upstream's controller breaks it too (--strict fails on it)"
+                        ),
+                    },
+                    ("not reached", _) => Outcome::Skipped {
+                        message: "not reached: no run of this configuration gets there".into(),
+                    },
+                    _ => Outcome::Passed,
+                }
+            };
+            let case = Case::new(p.name.clone(), outcome);
+            match (p.result, p.trace.is_some()) {
+                ("violated", true) => case.with_output(violation_text(r, p)),
+                _ => case,
+            }
+        })
+        .collect();
+    if !r.properties.iter().any(|p| p.kind == "liveness") {
+        let why = if args.skip_liveness {
+            "not searched: --skip-liveness"
+        } else {
+            "not searched: the bug switched on breaks a safety property (--liveness searches it)"
+        };
+        cases.push(Case::new(
+            liveness::CONVERGENCE,
+            Outcome::Skipped {
+                message: why.into(),
+            },
+        ));
+    }
+    if let (Some(seconds), Some(case)) = (
+        r.liveness_seconds,
+        cases.iter_mut().find(|c| c.name == liveness::CONVERGENCE),
+    ) {
+        case.time = Some(Duration::from_secs_f64(seconds));
+    }
+    let mut properties = vec![
+        ("profile".to_string(), r.profile.clone()),
+        ("config".to_string(), r.config.clone()),
+        ("unique_states".to_string(), r.unique_states.to_string()),
+        ("max_depth".to_string(), r.max_depth.to_string()),
+    ];
+    if let Some(n) = r.liveness_states {
+        properties.push(("liveness_states".to_string(), n.to_string()));
+    }
+    properties.extend(r.bug.iter().map(|b| ("bug".to_string(), b.clone())));
+    properties.extend(r.fixes.iter().map(|f| ("fix".to_string(), f.clone())));
+    Suite {
+        name: suite_name(&r.profile, &r.config),
+        headline: format!(
+            "verdict: {} (exit {}: {})",
+            r.verdict, r.exit_code, r.exit_meaning
+        ),
+        properties,
+        time: Duration::from_secs_f64(r.seconds),
+        cases,
+    }
 }
 
 /// A search stopped by its memory budget: how deep it got, and the budget's error.
@@ -406,40 +534,50 @@ fn print_report(r: &Report) {
             Some(k) => println!("\nviolation: {} ({k})", p.name),
             None => println!("\nviolation: {}", p.name),
         }
-        if let Some(reason) = &p.reason {
-            println!("  not converged: {reason}");
-        }
-        if let Some(condition) = p.breaks {
-            println!("  breaks: {condition}");
-        }
-        for line in p.summary.iter().flat_map(|s| s.lines()) {
+        for line in violation_text(r, p).lines() {
             println!("  {line}");
         }
-        if let (Some(json), Some(text)) = (&p.trace, &p.text) {
-            println!("  trace: {}", json.display());
-            println!("  every step with tables: {}", text.display());
-        }
-        if let Some(yaml) = &p.scenario {
-            println!(
-                "  as a scenario (rsmc replay, conformance): {}",
-                yaml.display()
-            );
-        }
-        if let Some(json) = &p.trace {
-            let bug: String = r
-                .bug
-                .iter()
-                .map(|b| format!(" --bug {b}"))
-                .chain(r.fixes.iter().map(|f| format!(" --fix {f}")))
-                .collect();
-            println!(
-                "  open in the Explorer: rsmc explore --profile {} --config {}{bug} --trace {}",
-                r.profile,
-                r.config,
-                json.display()
-            );
-        }
     }
+}
+
+/// A violation's explanation: why it has not converged (liveness), the condition it breaks,
+/// the counterexample, and where its files are and how to open them.
+fn violation_text(r: &Report, p: &Verdict) -> String {
+    let mut out = String::new();
+    if let Some(reason) = &p.reason {
+        out.push_str(&format!("not converged: {reason}\n"));
+    }
+    if let Some(condition) = p.breaks {
+        out.push_str(&format!("breaks: {condition}\n"));
+    }
+    for line in p.summary.iter().flat_map(|s| s.lines()) {
+        out.push_str(&format!("{line}\n"));
+    }
+    if let (Some(json), Some(text)) = (&p.trace, &p.text) {
+        out.push_str(&format!("trace: {}\n", json.display()));
+        out.push_str(&format!("every step with tables: {}\n", text.display()));
+    }
+    if let Some(yaml) = &p.scenario {
+        out.push_str(&format!(
+            "as a scenario (rsmc replay, conformance): {}\n",
+            yaml.display()
+        ));
+    }
+    if let Some(json) = &p.trace {
+        let bug: String = r
+            .bug
+            .iter()
+            .map(|b| format!(" --bug {b}"))
+            .chain(r.fixes.iter().map(|f| format!(" --fix {f}")))
+            .collect();
+        out.push_str(&format!(
+            "open in the Explorer: rsmc explore --profile {} --config {}{bug} --trace {}\n",
+            r.profile,
+            r.config,
+            json.display()
+        ));
+    }
+    out
 }
 
 /// A file name for a property: lower-case words joined by dashes.

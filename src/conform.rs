@@ -1,5 +1,6 @@
 //! `rsmc conform`: run scenarios on a real cluster and judge what it did with the oracle.
 
+use crate::ci_report::{self, Case, Outcome, Suite};
 use crate::exit;
 use clap::ValueEnum;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -15,7 +16,7 @@ use rsmc_oracle::prepared::Prepared;
 use rsmc_spec::gates::{semantics_for, FeatureGates};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::Mutex as AsyncMutex;
 
 /// The suite shipped with rsmc, used when no scenario is named.
@@ -88,6 +89,10 @@ pub struct ConformArgs {
     /// Print the results as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also write the verdicts as JUnit XML to FILE (a test case per scenario); with
+    /// `$GITHUB_STEP_SUMMARY` set, a Markdown summary is appended to that file too.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -157,6 +162,7 @@ async fn client_for(kubeconfig: &Path) -> Result<Client, String> {
 }
 
 async fn conform(args: &ConformArgs) -> i32 {
+    let started = Instant::now();
     let bad = |message: String| {
         eprintln!("error: {message}");
         exit::BAD_INPUT
@@ -459,7 +465,71 @@ async fn conform(args: &ConformArgs) -> i32 {
         eprintln!("interrupted");
         return 130;
     };
-    finish(args, &results)
+    let mut skipped: Vec<Case> = not_run
+        .iter()
+        .map(|(name, _, unlike)| {
+            Case::new(
+                name.clone(),
+                Outcome::Skipped {
+                    message: format!("not run: needs {}", unlike.join(", ")),
+                },
+            )
+        })
+        .collect();
+    skipped.extend(played_only.iter().map(|line| {
+        let (name, why) = line.split_once(": ").unwrap_or((line, ""));
+        Case::new(
+            name,
+            Outcome::Skipped {
+                message: format!("not run on real kubelets: {why}"),
+            },
+        )
+    }));
+    let code = finish(args, &results);
+    let suite = suite(&results, skipped, &version.git_version, started);
+    ci_report::written(args.junit.as_deref(), &suite, code)
+}
+
+/// The runs as CI systems read them: a test case per scenario, failing where it does not
+/// conform (its first divergence as the message, the whole verdict as the text), an error
+/// where the cluster or the controller broke, skipped where this cluster cannot run it.
+fn suite(results: &[ScenarioRun], skipped: Vec<Case>, server: &str, started: Instant) -> Suite {
+    let mut cases: Vec<Case> = results
+        .iter()
+        .map(|r| {
+            let text = suite::render(r);
+            let outcome = match (&r.error, &r.verdict) {
+                _ if r.conforms() => Outcome::Passed,
+                (Some(e), _) if e.broken => Outcome::Error {
+                    message: e.message.clone(),
+                    detail: text,
+                },
+                (Some(e), _) => Outcome::Failed {
+                    message: e.message.clone(),
+                    detail: text,
+                },
+                (None, verdict) => Outcome::Failed {
+                    message: verdict
+                        .as_ref()
+                        .and_then(|v| v.headline())
+                        .unwrap_or_else(|| "not judged".into()),
+                    detail: text,
+                },
+            };
+            Case::new(r.scenario.clone(), outcome)
+                .with_time(Duration::from_secs_f64(r.wall_seconds + r.judge_seconds))
+                .with_output(suite::summary_line(r).trim().to_string())
+        })
+        .collect();
+    cases.extend(skipped);
+    let conforming = results.iter().filter(|r| r.conforms()).count();
+    Suite {
+        name: format!("rsmc conform {server}"),
+        headline: format!("{conforming} of {} scenarios conform", results.len()),
+        properties: vec![("server".to_string(), server.to_string())],
+        time: started.elapsed(),
+        cases,
+    }
 }
 
 /// Which scenarios were not run because they are about gates this cluster has switched the

@@ -24,13 +24,13 @@ pub struct ImportArgs {
     /// the marks and who deleted).
     #[arg(long, value_name = "FILE")]
     pub watch: Vec<PathBuf>,
-    /// The namespace to import (needed when the log writes to more than one).
+    /// The namespace to import (needed when the recording writes to more than one).
     #[arg(long, conflicts_with = "all_namespaces")]
     pub namespace: Option<String>,
-    /// Import every namespace the log writes to, one scenario each (named by namespace).
+    /// Import every namespace the recording writes to, one scenario each (named by namespace).
     #[arg(long)]
     pub all_namespaces: bool,
-    /// Seconds without a write that end a segment (a settle point), unless the log has
+    /// Seconds without a write that end a segment (a settle point), unless the recording has
     /// marks (ConfigMaps created named rsmc-settle…), which then end segments instead. A
     /// ConfigMap named rsmc-fault… marks a fault forced there (its data.step, e.g. `hold:
     /// pods`; `rsmc conform` leaves them), which the scenario then takes.
@@ -49,7 +49,7 @@ pub struct ImportArgs {
     #[arg(long, value_name = "VERSION")]
     pub server: Option<String>,
     /// Feature gates the recorded cluster ran with where they differ from its release's
-    /// defaults (`GATE=BOOL,…`): an audit log does not show them, and the model follows them.
+    /// defaults (`GATE=BOOL,…`): a recording does not show them, and the model follows them.
     #[arg(long, value_name = "GATE=BOOL,…", default_value = "")]
     pub feature_gates: String,
     /// The directory to write NAME.yaml and NAME.observed.json to (made if missing).

@@ -5,6 +5,7 @@ mod bench_monitor;
 mod bench_oracle;
 mod bugs;
 mod check;
+mod ci_report;
 mod cluster;
 mod conform;
 mod controller_cmd;
@@ -14,6 +15,7 @@ mod import_cmd;
 mod monitor_cmd;
 mod oracle;
 mod output;
+mod reference;
 mod replay;
 mod scenario_cmd;
 mod trace_file;
@@ -45,9 +47,11 @@ enum Command {
     Check(CheckArgs),
     /// List the catalogue of upstream bugs (switches for `check --bug`) and open races.
     Bugs(BugsArgs),
-    /// Measure model checks per preset and profile: states, rate, peak memory.
+    /// Measure model checks per configuration and profile (states, rate, peak memory), or
+    /// with `--catalogue`, `--oracle` or `--monitor` those instead.
     Bench(BenchArgs),
-    /// Judge an observed run of a scenario: exit 0 conforms, 1 does not, 2 bad input.
+    /// Judge an observed run of a scenario: exit 0 conforms, 1 does not, 2 bad input, 3 the
+    /// search passed its budget.
     Oracle(OracleArgs),
     /// Print the model's kubectl views of a scenario at each settle point.
     Replay(ReplayArgs),
@@ -55,8 +59,9 @@ enum Command {
     Traces(TracesArgs),
     /// Convert a model trace (a counterexample, a cover run) to a scenario.
     Scenario(ScenarioArgs),
-    /// A local Kubernetes control plane for conformance runs, v1.20.2 or a release named
-    /// with `--kubernetes` (`up`, `down`, `status`).
+    /// A cluster for conformance runs (`up`, `down`, `status`): a local control plane of
+    /// v1.20.2 or a release named with `--kubernetes`, or with `--kind` a kind cluster with
+    /// real kubelets, both built on this machine.
     Cluster(cluster::ClusterArgs),
     /// Run scenarios on a real cluster and judge it with the oracle: exit 0 conforms, 1 does
     /// not, 2 bad input or a cluster that is unreachable or broke.
@@ -72,9 +77,19 @@ enum Command {
     /// Watch a running cluster and report every write that breaks a safety property: exit 0
     /// no alarm, 1 alarms, 2 bad input or an unreachable cluster.
     Monitor(monitor_cmd::MonitorArgs),
+    /// Print a shell completion script (e.g. `rsmc completions bash >
+    /// ~/.local/share/bash-completion/completions/rsmc`).
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// The local cluster's event gate (started by `rsmc cluster up`, not by hand).
     #[command(hide = true)]
     EventGate(EventGateArgs),
+    /// Print the book's command reference (docs/src/reference/cli.md) as Markdown.
+    #[command(hide = true)]
+    HelpMarkdown,
 }
 
 /// Arguments of `rsmc event-gate`.
@@ -188,6 +203,10 @@ pub struct OracleArgs {
     /// Print the verdict as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also write the verdicts as JUnit XML to FILE (one test case: the scenario); with
+    /// `$GITHUB_STEP_SUMMARY` set, a Markdown summary is appended to that file too.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     #[command(flatten)]
     pub budget: BudgetArgs,
 }
@@ -291,6 +310,10 @@ pub struct CheckArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also write the verdicts as JUnit XML to FILE (a test case per property); with
+    /// `$GITHUB_STEP_SUMMARY` set, a Markdown summary is appended to that file too.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Where counterexample traces go.
     #[arg(long, default_value = "target/rsmc")]
     pub out: PathBuf,
@@ -481,6 +504,11 @@ fn main() {
         Command::Controller(args) => controller_cmd::run(&args),
         Command::Import(args) => import_cmd::run(&args),
         Command::Monitor(args) => monitor_cmd::run(&args),
+        Command::Completions { shell } => reference::completions(shell),
+        Command::HelpMarkdown => {
+            print!("{}", reference::markdown());
+            exit::OK
+        }
     };
     std::process::exit(code);
 }

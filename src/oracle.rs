@@ -1,5 +1,6 @@
 //! `rsmc oracle`: an offline verdict on an observed run of a scenario.
 
+use crate::ci_report::{self, Case, Outcome, Suite};
 use crate::exit;
 use crate::OracleArgs;
 use rsmc_oracle::judge;
@@ -9,6 +10,7 @@ use rsmc_oracle::stopped::{judge_up_to, UpToStop};
 use rsmc_spec::profile::Profile;
 
 pub fn run(args: &OracleArgs) -> i32 {
+    let started = std::time::Instant::now();
     let observed = match observed::load(&args.observed) {
         Ok(o) => o,
         Err(e) => {
@@ -49,7 +51,7 @@ pub fn run(args: &OracleArgs) -> i32 {
         }
     };
     if let Some(step) = observed.stopped_at {
-        return stopped(args, &loaded, &observed, step);
+        return stopped(args, &loaded, &observed, step, started);
     }
     let verdict = match judge::judge(&loaded.subject(), &observed, &args.budget.budget()) {
         Ok(v) => v,
@@ -58,26 +60,69 @@ pub fn run(args: &OracleArgs) -> i32 {
                 eprintln!("error: {}: {e}", args.observed.display());
                 return exit::BAD_INPUT;
             };
-            eprintln!(
-                "error: {}: cannot judge: {e}; {}",
+            let message = format!(
+                "{}: cannot judge: {e}; {}",
                 args.observed.display(),
                 exhausted.remedy()
             );
-            return exit::TOO_LARGE;
+            eprintln!("error: {message}");
+            let case = Case::new(
+                loaded.scenario.name.clone(),
+                Outcome::Error {
+                    message,
+                    detail: String::new(),
+                },
+            );
+            return report(args, case, started, "not judged", exit::TOO_LARGE);
         }
     };
     crate::output::print(args.json, &verdict, || {
         print!("{}", judge::render(&verdict))
     });
-    if verdict.conforms {
-        exit::OK
-    } else {
-        exit::VIOLATION
-    }
+    let text = judge::render(&verdict);
+    let (outcome, headline, code) = match verdict.headline() {
+        None => (Outcome::Passed, "conforms", exit::OK),
+        Some(message) => (
+            Outcome::Failed {
+                message,
+                detail: text.clone(),
+            },
+            "does not conform",
+            exit::VIOLATION,
+        ),
+    };
+    let case = Case::new(verdict.scenario.clone(), outcome).with_output(text);
+    report(args, case, started, headline, code)
+}
+
+/// Write the CI reports of the one scenario judged (`--junit`, `$GITHUB_STEP_SUMMARY`) and
+/// return the exit code.
+fn report(
+    args: &OracleArgs,
+    case: Case,
+    started: std::time::Instant,
+    headline: &str,
+    code: i32,
+) -> i32 {
+    let case = case.with_time(started.elapsed());
+    let suite = Suite {
+        name: format!("rsmc oracle {}", args.observed.display()),
+        headline: format!("{}: {headline} (exit {code})", case.name),
+        properties: vec![("scenario".to_string(), args.scenario.display().to_string())],
+        time: started.elapsed(),
+        cases: vec![case],
+    };
+    ci_report::written(args.junit.as_deref(), &suite, code)
 }
 
 /// A recording of a run that stopped short at scenario step `step`: judged up to the stop.
-fn stopped(args: &OracleArgs, loaded: &Prepared, observed: &Observed, step: usize) -> i32 {
+fn stopped(
+    args: &OracleArgs,
+    loaded: &Prepared,
+    observed: &Observed,
+    step: usize,
+    started: std::time::Instant,
+) -> i32 {
     let judged = match judge_up_to(&loaded.subject(), observed, step, &args.budget.budget()) {
         Ok(j) => j,
         Err(e) => {
@@ -85,19 +130,35 @@ fn stopped(args: &OracleArgs, loaded: &Prepared, observed: &Observed, step: usiz
             return exit::BAD_INPUT;
         }
     };
-    crate::output::print(args.json, &judged, || {
-        println!(
-            "the run stopped at step {} ({}); {judged}",
-            step + 1,
-            loaded
-                .steps
-                .get(step)
-                .map_or("a step the scenario does not have", String::as_str)
-        )
-    });
-    match judged {
-        UpToStop::Conforms { .. } => exit::OK,
-        UpToStop::Diverges { .. } => exit::VIOLATION,
-        UpToStop::Undecided { .. } => exit::TOO_LARGE,
-    }
+    let text = format!(
+        "the run stopped at step {} ({}); {judged}",
+        step + 1,
+        loaded
+            .steps
+            .get(step)
+            .map_or("a step the scenario does not have", String::as_str)
+    );
+    crate::output::print(args.json, &judged, || println!("{text}"));
+    let detail = String::new();
+    let (outcome, headline, code) = match judged {
+        UpToStop::Conforms { .. } => (Outcome::Passed, "conforms up to its stop", exit::OK),
+        UpToStop::Diverges { .. } => (
+            Outcome::Failed {
+                message: text.clone(),
+                detail,
+            },
+            "does not conform",
+            exit::VIOLATION,
+        ),
+        UpToStop::Undecided { .. } => (
+            Outcome::Error {
+                message: text.clone(),
+                detail,
+            },
+            "not judged",
+            exit::TOO_LARGE,
+        ),
+    };
+    let case = Case::new(loaded.scenario.name.clone(), outcome).with_output(text);
+    report(args, case, started, headline, code)
 }

@@ -200,6 +200,43 @@ impl Verdict {
         })
     }
 
+    /// The first divergence in one line, for reports that show one line per scenario (a CI
+    /// system's failure message): where it is (settle point, level, scenario step), the
+    /// property it breaks when one is known ([`Verdict::breaks`]), and the first line of
+    /// its explanation. `None` for a conforming run.
+    pub fn headline(&self) -> Option<String> {
+        if self.conforms {
+            return None;
+        }
+        let first = self.settle_points.iter().find_map(|p| {
+            [("outcome", &p.outcome), ("trace", &p.trace)]
+                .into_iter()
+                .find_map(|(name, level)| match level {
+                    Level::Diverges { detail, .. } => Some((p, name, detail)),
+                    _ => None,
+                })
+        });
+        let breaks = self
+            .breaks()
+            .map(|b| format!("breaks {b}: "))
+            .unwrap_or_default();
+        Some(match first {
+            Some((point, level, detail)) => format!(
+                "settle point {}{}, {level} diverges: {breaks}{}",
+                point.index,
+                point
+                    .divergent_step
+                    .map(|s| format!(" (step {s})"))
+                    .unwrap_or_default(),
+                detail.lines().next().unwrap_or_default()
+            ),
+            None => format!(
+                "does not conform: {breaks}{}",
+                self.note.clone().unwrap_or_default()
+            ),
+        })
+    }
+
     /// The property the run breaks first, if any: its first divergent write's, or else the
     /// convergence condition the status that write sets or its first divergent settled state
     /// breaks.

@@ -270,6 +270,8 @@ pub fn conform(
                 "--json",
                 "--report",
                 report.to_str().unwrap(),
+                "--junit",
+                report.join("junit.xml").to_str().unwrap(),
             ],
             args,
         ]
@@ -278,7 +280,44 @@ pub fn conform(
     );
     let runs: Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("conform --json printed no JSON ({e}):\n{}", text(&o)));
-    (runs.as_array().unwrap().clone(), o.status.code(), text(&o))
+    let runs = runs.as_array().unwrap().clone();
+    junit_agrees(&report.join("junit.xml"), &runs);
+    (runs, o.status.code(), text(&o))
+}
+
+/// The JUnit report of a conform run (`--junit`) says what its JSON says: well-formed, a
+/// case per scenario run, passed exactly where the run conforms, and a failure or error with
+/// a message otherwise.
+fn junit_agrees(file: &Path, runs: &[Value]) {
+    use quick_junit::TestCaseStatus;
+    let xml = std::fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("conform --junit wrote no {}: {e}", file.display()));
+    let report = quick_junit::Report::deserialize_from_str(&xml)
+        .unwrap_or_else(|e| panic!("{} is not JUnit XML: {e}", file.display()));
+    let cases = &report.test_suites[0].test_cases;
+    for run in runs {
+        let name = run["scenario"].as_str().unwrap();
+        let case = cases
+            .iter()
+            .find(|c| c.name.as_str() == name)
+            .unwrap_or_else(|| panic!("{}: no case for {name}", file.display()));
+        match &case.status {
+            TestCaseStatus::Success { .. } => {
+                assert!(conforms(run), "{name}: passed in JUnit, not in the JSON")
+            }
+            TestCaseStatus::NonSuccess { message, .. } => {
+                assert!(
+                    !conforms(run),
+                    "{name}: failed in JUnit, conforms in the JSON"
+                );
+                assert!(
+                    message.as_ref().is_some_and(|m| !m.as_str().is_empty()),
+                    "{name}: a failure without a message"
+                );
+            }
+            TestCaseStatus::Skipped { .. } => panic!("{name} ran, yet is skipped in JUnit"),
+        }
+    }
 }
 
 /// `rsmc conform` against the reference controller (`rsmc controller CONTROLLER_ARGS`),
