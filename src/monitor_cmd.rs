@@ -153,7 +153,7 @@ async fn monitor(args: &MonitorArgs) -> i32 {
         Ok(events) => events,
         Err(e) => {
             return bad(format!(
-                "{e} (the monitor needs list and watch on pods and replicasets; README: `rsmc monitor`)"
+                "{e} (the monitor needs list and watch on pods and replicasets; the book: concepts/monitor.md, \"Permissions\")"
             ))
         }
     };
@@ -166,7 +166,7 @@ async fn monitor(args: &MonitorArgs) -> i32 {
     if args.judge {
         if let Err(e) = monitor::check_namespace_access(&client, namespace.as_deref()).await {
             return bad(format!(
-                "{e} (--judge needs list and watch on namespaces; README: `rsmc monitor`)"
+                "{e} (--judge needs list and watch on namespaces; the book: concepts/monitor.md, \"Permissions\")"
             ));
         }
         match monitor::check_fault_mark_access(&client, namespace.as_deref()).await {

@@ -298,8 +298,8 @@ fn without_events(views: &str) -> String {
 /// The scenarios the reference controller runs on the kind node in CI: those where a real
 /// kubelet changes what the controller sees (graceful deletions of bound pods, pods the
 /// node started before the ReplicaSet adopts them, deletions of each propagation), about a
-/// minute with `--jobs 4`. The whole suite conforms too (run on demand: README, "The suite
-/// on kind").
+/// minute with `--jobs 4`. The whole suite conforms too (run on demand: the book, concepts/clusters.md,
+/// "The suite on kind").
 const REFERENCE_ON_KIND: &[&str] = &[
     "scale",
     "bare-pods-after",

@@ -5,7 +5,7 @@
 //! truncated, with a character dropped or doubled, with a YAML or JSON token put anywhere
 //! (anchors, aliases, tags, huge numbers, tabs, quotes, brackets). Cases the fuzzers found
 //! are kept below as regression cases. `cargo fuzz` runs the same parsers without bounds on
-//! time (README, "Hardening").
+//! time (the book, contributing/hardening.md).
 
 use proptest::prelude::*;
 use rsmc_oracle::{manifest, observed, scenario, trace, yaml};

@@ -1,6 +1,6 @@
-//! Recordings made the way the README tells users to (its five kubectl watches, kubectl
-//! v1.32 on this machine) of commands the suite never runs, on the local v1.20.2 and v1.37.2
-//! control planes (`tests/watch/user/`, cut to the recordings' namespaces):
+//! Recordings made the way the book tells users to (concepts/import.md: its five kubectl
+//! watches, kubectl v1.32 on this machine) of commands the suite never runs, on the local
+//! v1.20.2 and v1.37.2 control planes (`tests/watch/user/`, cut to the recordings' namespaces):
 //! - `*-scale-down-and-relabel`: namespace `scaledown`, a ReplicaSet of 20 scaled to 3 once
 //!   its pods were made: the controller's event recorder has spent 20 of its 25 events on the
 //!   creations, so only 5 of the 17 deletions are claimed; namespace `relabel`, one pod of

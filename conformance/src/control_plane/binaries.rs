@@ -2,7 +2,7 @@
 //!
 //! No registry serves Kubernetes server binaries for these machines, so they are built once
 //! by `scripts/provision-control-plane` into a cache outside the checkout (see
-//! the README, "A local control plane"). This module only looks in the same places as that script, in
+//! the book, docs/src/concepts/clusters.md, "Where the binaries come from"). This module only looks in the same places as that script, in
 //! the same order, and runs the script when the cache is not complete yet, so `rsmc cluster
 //! up` and the tests work on a fresh machine without a separate setup step.
 

@@ -71,7 +71,8 @@ impl RsModel {
     /// scripted models (what the oracle and `rsmc replay` explore): in a free model check
     /// splitting the garbage collector's deletes alone multiplied `small`'s upstream states
     /// by 4.3 (safety) and 6.5 (convergence) for one status count, so there a delete stays
-    /// one step and such a count is not explored (README, "Profiles").
+    /// one step and such a count is not explored (the book: concepts/clusters.md, "Recordings of
+    /// the newer releases").
     pub fn splits_grace_zero_deletes(&self) -> bool {
         self.sem.terminating_replicas && self.script.is_some()
     }
