@@ -24,12 +24,13 @@ pub struct ExploreArgs {
     /// match if given).
     #[arg(long)]
     pub profile: Option<Profile>,
-    /// A preset (small, default, deep) or a JSON file overriding one (default `default`; with
-    /// `--trace`, the configuration the trace records, which this must match if given).
+    /// A preset (small, default, deep), catalogue/NAME, properties/NAME or a JSON file
+    /// overriding a preset (default `default`; with `--trace`, the configuration the trace
+    /// records, which this must match if given).
     #[arg(long)]
     pub config: Option<String>,
-    /// Without `--config`, `--bug` opens the preset the catalogue names for the bug. A trace
-    /// written with `--bug` or `--fix` needs them here too.
+    /// Without `--config`, `--bug` opens the preset the catalogue names for the bug. With
+    /// `--trace`, the trace's own bug and fixes are switched on, and these add to them.
     #[command(flatten)]
     pub switches: crate::Switches,
     /// Where the Explorer listens (port 0: any free port).

@@ -154,7 +154,8 @@ pub struct TracesArgs {
     /// Behaviour profile.
     #[arg(long, default_value = "k8s-1.20")]
     pub profile: Profile,
-    /// A preset (small, default, deep) or a JSON file overriding one.
+    /// A preset (small, default, deep), catalogue/NAME, properties/NAME or a JSON file
+    /// overriding a preset.
     #[arg(long, default_value = "default")]
     pub config: String,
     /// Where the scenarios and traces go.
@@ -416,8 +417,8 @@ pub struct BenchArgs {
     /// Checker threads, at least one (default: all cores).
     #[arg(long, value_parser = at_least_one)]
     pub threads: Option<usize>,
-    /// Measure each configuration a second time with `rsmc check --no-reduction` and print
-    /// the reduction factor (unique states without / with).
+    /// Measure each configuration twice more, with `rsmc check --no-symmetry` and with
+    /// `--no-reduction`, and print each reduction's factor (unique states without / with).
     #[arg(long)]
     pub compare_reduction: bool,
     /// Measure the oracle instead: the recordings in oracle/tests/recorded judged by

@@ -26,7 +26,13 @@ pub fn markdown() -> String {
         &format!("{PREFACE}\n"),
         1,
     );
-    format!("{}\n", body.trim_end())
+    // Its sixth-level headings ("Options:", "Arguments:" of each command) are labels, not
+    // sections: as headings the book's sidebar would list dozens of them.
+    let body: Vec<&str> = body
+        .lines()
+        .map(|line| line.strip_prefix("###### ").unwrap_or(line))
+        .collect();
+    format!("{}\n", body.join("\n").trim_end())
 }
 
 /// Print the completion script of `shell` for rsmc on stdout.
