@@ -278,7 +278,7 @@ async fn conform(args: &ConformArgs) -> i32 {
                     match p.on_real_kubelets(nodes) {
                         Ok(real) => p = real,
                         Err(why) => {
-                            played_only.push(format!("{}: {why}", p.scenario.name));
+                            played_only.push((p.scenario.name.clone(), why));
                             continue;
                         }
                     }
@@ -291,7 +291,11 @@ async fn conform(args: &ConformArgs) -> i32 {
     if !played_only.is_empty() {
         eprintln!(
             "not run on real kubelets (`--kubelet fake` plays the kubelet for them):\n  {}",
-            played_only.join("\n  ")
+            played_only
+                .iter()
+                .map(|(name, why)| format!("{name}: {why}"))
+                .collect::<Vec<_>>()
+                .join("\n  ")
         );
     }
     if !not_run.is_empty() {
@@ -476,10 +480,9 @@ async fn conform(args: &ConformArgs) -> i32 {
             )
         })
         .collect();
-    skipped.extend(played_only.iter().map(|line| {
-        let (name, why) = line.split_once(": ").unwrap_or((line, ""));
+    skipped.extend(played_only.iter().map(|(name, why)| {
         Case::new(
-            name,
+            name.clone(),
             Outcome::Skipped {
                 message: format!("not run on real kubelets: {why}"),
             },
