@@ -76,10 +76,8 @@ pub fn run(args: &OracleArgs) -> i32 {
             return report(args, case, started, "not judged", exit::TOO_LARGE);
         }
     };
-    crate::output::print(args.json, &verdict, || {
-        print!("{}", judge::render(&verdict))
-    });
     let text = judge::render(&verdict);
+    crate::output::print(args.json, &verdict, || print!("{text}"));
     let (outcome, headline, code) = match verdict.headline() {
         None => (Outcome::Passed, "conforms", exit::OK),
         Some(message) => (
@@ -139,13 +137,12 @@ fn stopped(
             .map_or("a step the scenario does not have", String::as_str)
     );
     crate::output::print(args.json, &judged, || println!("{text}"));
-    let detail = String::new();
     let (outcome, headline, code) = match judged {
         UpToStop::Conforms { .. } => (Outcome::Passed, "conforms up to its stop", exit::OK),
         UpToStop::Diverges { .. } => (
             Outcome::Failed {
                 message: text.clone(),
-                detail,
+                detail: String::new(),
             },
             "does not conform",
             exit::VIOLATION,
@@ -153,7 +150,7 @@ fn stopped(
         UpToStop::Undecided { .. } => (
             Outcome::Error {
                 message: text.clone(),
-                detail,
+                detail: String::new(),
             },
             "not judged",
             exit::TOO_LARGE,
