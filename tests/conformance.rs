@@ -18,12 +18,7 @@ use rsmc_oracle::scenario;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// One release's control plane at a time: two suites side by side on 2 cores would slow the
-/// informers each run depends on, and the point is each release's verdicts, not load.
-static ONE_RELEASE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 #[test]
 fn the_suite_conforms_on_v1_20() {
@@ -86,9 +81,6 @@ fn scenarios_about_gates_conform_on_v1_37_with_the_gates_off() {
 /// scenario's controller never saw its pods (the catalogue's columns on v1.37.2, 2026-11-28).
 #[test]
 fn a_stopped_run_leaves_nothing_held_for_the_next() {
-    let _one = ONE_RELEASE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let mut cluster = Cluster::up("stopped", &["--kubernetes", "1.37"]);
     let dir = cluster.state.with_extension("scenarios");
     std::fs::create_dir_all(&dir).unwrap();
@@ -152,9 +144,6 @@ impl Drop for Report {
 /// provisioning script knows) started with `feature_gates`, judged by that release's
 /// behaviour with those gates. Returns the report of the run.
 fn conforms_on(release: &str, feature_gates: &str, scenarios: &Path) -> Report {
-    let _one = ONE_RELEASE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let name = format!(
         "{}-v{}",
         scenarios.file_name().unwrap().to_str().unwrap(),

@@ -34,20 +34,15 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// `rsmc cluster up` with `args` in a fresh state directory.
-    /// Clusters of one test binary come up one at a time: each picks free ports and lets
-    /// them go just before its components bind them, and two coming up at once can pick the
-    /// same port in that window (seen with six at once: "event-gate … Address already in
-    /// use").
+    /// `rsmc cluster up` with `args` in a fresh state directory. Clusters of this and other
+    /// tests may come up at the same time: `up` chooses their ports under a machine-wide
+    /// lock (conformance/src/control_plane/ports.rs).
     pub fn up(name: &str, args: &[&str]) -> Cluster {
-        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let state = std::env::temp_dir().join(format!("rsmc-e2e-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&state);
-        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         take_down_on_signal();
         up().push(state.clone());
         let o = rsmc(&[&["cluster", "up"], args].concat(), &state);
-        drop(turn);
         assert!(o.status.success(), "cluster up failed:\n{}", text(&o));
         let pids = pids(&state);
         // A local plane runs etcd, kube-apiserver, the gates and the controllers here; a kind
@@ -169,7 +164,7 @@ fn zombie(pid: u32) -> bool {
 }
 
 /// The pids in the state directory's pid files.
-fn pids(state: &Path) -> Vec<u32> {
+pub fn pids(state: &Path) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir(state.join("pids")) else {
         return Vec::new();
     };

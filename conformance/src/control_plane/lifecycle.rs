@@ -163,7 +163,10 @@ fn start(
     let certs = certs::generate(&layout.certs())?;
     let token = kubeconfig::random_hex(16)?;
     kubeconfig::write_token_file(&layout.token_file(), &token)?;
-    let [etcd_client, etcd_peer, apiserver, gate_port, gc_gate_port] = ports::free_ports(5)?[..]
+    // Held until every component listens (the end of this function): see `ports`.
+    let reservation = ports::Reservation::take(progress)?;
+    let [etcd_client, etcd_peer, apiserver, gate_port, gc_gate_port] =
+        reservation.free_ports(5)?[..]
     else {
         unreachable!("five ports were asked for");
     };
@@ -231,6 +234,7 @@ fn start(
         wait(&state, name, started, progress)?;
     }
 
+    drop(reservation);
     state.complete = true;
     state.save(layout)?;
     progress("ready");
@@ -322,7 +326,9 @@ fn start_kind(
         Some(&created.ca_cert),
         Some(&token),
     )?;
-    let [gate_port, gc_gate_port] = ports::free_ports(2)?[..] else {
+    // Held until the gates listen (the end of this function): see `ports`.
+    let reservation = ports::Reservation::take(progress)?;
+    let [gate_port, gc_gate_port] = reservation.free_ports(2)?[..] else {
         unreachable!("two ports were asked for");
     };
     let gate = plan_gates(layout, opts, gate_port, gc_gate_port)?;
