@@ -78,10 +78,7 @@ impl Cluster {
         up().retain(|s| s != &self.state);
         assert!(o.status.success(), "cluster down failed:\n{}", text(&o));
         for pid in std::mem::take(&mut self.pids) {
-            assert!(
-                !Path::new(&format!("/proc/{pid}")).exists() || zombie(pid),
-                "process {pid} outlived `rsmc cluster down`"
-            );
+            assert!(gone(pid), "process {pid} outlived `rsmc cluster down`");
         }
         assert!(
             !self.state.exists(),
@@ -157,7 +154,9 @@ fn take_down_on_signal() {
     });
 }
 
-fn zombie(pid: u32) -> bool {
+/// Whether process `pid` has ended: no such process, or a zombie not yet reaped (components
+/// of a cluster are reparented when `rsmc cluster up` exits, and may stay zombies).
+pub fn gone(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| s.contains(") Z "))
         .unwrap_or(true)
