@@ -9,7 +9,7 @@ use rsmc_conformance::control_plane::{self, LocalCluster};
 use rsmc_conformance::controller::{Controllers, Implementation};
 use rsmc_conformance::event_gate::GateClient;
 use rsmc_conformance::kubelet;
-use rsmc_conformance::run::{delete_namespaces, ScenarioRun, Target};
+use rsmc_conformance::run::{delete_namespaces, ScenarioRun, Target, NAMESPACE_DELETION_TIMEOUT};
 use rsmc_conformance::settle::SettlePolicy;
 use rsmc_conformance::suite;
 use rsmc_oracle::prepared::Prepared;
@@ -393,6 +393,7 @@ async fn conform(args: &ConformArgs) -> i32 {
         },
         write_pause: Duration::from_secs_f64(args.write_pause),
         namespaces: Arc::new(Mutex::new(Vec::new())),
+        deletions: Mutex::new(Vec::new()),
         gate: gate.clone(),
         gc_gate: gc_gate.clone(),
         cluster,
@@ -455,10 +456,27 @@ async fn conform(args: &ConformArgs) -> i32 {
             eprintln!("warning: {e}");
         }
     }
+    // The namespaces of finished scenarios are being deleted in the background; wait for
+    // that, then delete what an interrupted scenario left.
+    let deletions: Vec<_> = std::mem::take(&mut *target.deletions.lock().unwrap());
+    let pending = deletions.iter().filter(|d| !d.is_finished()).count();
+    if pending > 0 {
+        eprintln!("waiting until the run's last {pending} namespaces are gone");
+    }
+    for deletion in deletions {
+        let _ = deletion.await;
+    }
     let left: Vec<String> = target.namespaces.lock().unwrap().clone();
     if !left.is_empty() {
         eprintln!("deleting namespaces {}", left.join(", "));
-        delete_namespaces(&client, &left, Duration::from_secs(30)).await;
+        let remaining = delete_namespaces(&client, &left, NAMESPACE_DELETION_TIMEOUT).await;
+        if !remaining.is_empty() {
+            eprintln!(
+                "warning: namespaces still there after {} s: {}",
+                NAMESPACE_DELETION_TIMEOUT.as_secs(),
+                remaining.join(", ")
+            );
+        }
     }
     kubelet::remove_nodes(&client, &created_nodes).await;
     drop(target);
