@@ -207,6 +207,24 @@ impl Controllers {
         }
     }
 
+    /// Whether the work queues of every controller at work on the cluster can be read
+    /// ([`crate::workqueues`]): on a local cluster, the built-in replicaset controller
+    /// running alone (no second instance, not stopped) and the garbage collector, each
+    /// serving its metrics. Not for an external controller, whose queues the runner cannot
+    /// see, nor on a cluster it does not manage.
+    pub fn queues_readable(&self) -> bool {
+        use crate::control_plane::components::{KCM_GC, KCM_SYSTEM};
+        let (Implementation::Builtin, Some(local)) = (&self.implementation, &self.local) else {
+            return false;
+        };
+        local.running_controllers().is_ok_and(|running| {
+            let serves = |name: &str| running.iter().any(|(n, m)| n == name && m.is_some());
+            serves(BUILTIN)
+                && serves(KCM_GC)
+                && running.iter().all(|(n, m)| m.is_some() || n == KCM_SYSTEM)
+        })
+    }
+
     /// Move the controller's clock on by `by` (the expectations expire at its next sync);
     /// `None` when its clock is the machine's, so the time must be waited out.
     pub fn move_clock(&mut self, by: Duration) -> Option<Result<(), String>> {

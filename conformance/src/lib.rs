@@ -29,3 +29,5 @@ pub mod service_account;
 pub mod settle;
 pub mod steps;
 pub mod suite;
+pub mod tls;
+pub mod workqueues;

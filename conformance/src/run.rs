@@ -8,7 +8,7 @@ use crate::fault_mark;
 use crate::kubectl::{kubectl, normalise_describe, normalise_table};
 use crate::kubelet;
 use crate::recorder::Recorder;
-use crate::settle::{settle, SettlePolicy, Settled};
+use crate::settle::{settle, Queues, SettlePolicy, Settled};
 use crate::steps::{self, StepContext};
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
@@ -60,6 +60,9 @@ pub struct Target {
     /// The deletions of finished scenarios' namespaces, under way beside the scenarios that
     /// run next ([`request_namespace_deletion`]); the end of the run waits for them.
     pub deletions: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The local cluster's controller managers whose work queues a settle point reads
+    /// ([`crate::workqueues`]); empty on other clusters.
+    pub probes: Vec<crate::workqueues::Probe>,
     /// The local cluster's event gate, which holds watch events from the controller under
     /// test (`hold` steps); `None` on other clusters, where those steps are not forced.
     pub gate: Option<GateClient>,
@@ -509,8 +512,26 @@ async fn take_steps(
             .map_err(|e| broken(format!("{label}: {e}")))?;
         match &step.kind {
             StepKind::Settle => {
-                let settled = settle(client, &ns, recorder, policy, real_kubelets, &alive, &held)
-                    .await
+                // The queues say when the controllers are done, unless something is held at
+                // the gates: a held request keeps its sync in hand, and held events are work
+                // the queues do not show yet.
+                let gates: Vec<&GateClient> = target.gate.iter().chain(&target.gc_gate).collect();
+                let queues = (held.none() && target.controllers.lock().await.queues_readable())
+                    .then_some(Queues {
+                        probes: &target.probes,
+                        gates: &gates,
+                    });
+                let settled = settle(
+                    client,
+                    &ns,
+                    recorder,
+                    policy,
+                    real_kubelets,
+                    &alive,
+                    &held,
+                    queues,
+                )
+                .await
                     .map_err(|e| RunError {
                         broken: matches!(
                             e,

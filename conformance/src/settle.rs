@@ -20,11 +20,24 @@
 //!    watch event, so the recorded events end in exactly the listed state.
 //!
 //! These mirror the model's quiescence (no system step enabled) for what a cluster shows from
-//! outside; the model's hidden state (queues, expectations) has no outside sign, and the
-//! quiet window stands in for it. A namespace that has not settled by the timeout fails the
-//! scenario, naming what was still moving.
+//! outside. The controllers' hidden state (queues, expectations) has no sign in the API, and
+//! the quiet window stands in for it. Where the runner can read the work queues of every
+//! controller at work (the local cluster's built-in controller and garbage collector, which
+//! serve their metrics: [`crate::workqueues`]), it reads them instead: the namespace has
+//! settled when, besides 2–4, those queues are idle — nothing waiting, nothing in hand — and
+//! no request of theirs in the namespace failed within the quiet window (they retry it after
+//! a backoff the queues do not show; their event gates see the answers), after a shorter
+//! window without events (the idle window, `rsmc conform --idle-window`; off by default). That window is what remains of the old one: the hand-over inside a
+//! process, from a watch event's arrival to the work it queues, which takes milliseconds.
+//! The queues catch what the window alone missed on a loaded machine: a controller whose
+//! sync was queued or under way for more than 2 s (a kind run whose status write came after
+//! the settle point). An expectation the controller waits on is an event not yet delivered,
+//! which the window and 4 cover as before. A namespace that has not settled by the timeout
+//! fails the scenario, naming what was still moving.
 
+use crate::event_gate::GateClient;
 use crate::recorder::Recorder;
+use crate::workqueues::{Probe, Reading};
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
@@ -38,6 +51,10 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug)]
 pub struct SettlePolicy {
     pub quiet_window: Duration,
+    /// The quiet window where every controller's queues are read and idle; `None`: the
+    /// queues are not read (the default until recordings mark their settle points: `rsmc
+    /// import` finds a conform run's settle points in an audit log by its 2-s gaps).
+    pub idle_window: Option<Duration>,
     pub timeout: Duration,
 }
 
@@ -45,6 +62,7 @@ impl Default for SettlePolicy {
     fn default() -> Self {
         SettlePolicy {
             quiet_window: Duration::from_secs(2),
+            idle_window: None,
             timeout: Duration::from_secs(60),
         }
     }
@@ -74,7 +92,10 @@ pub enum SettleError {
 /// run depends on (the control plane, the controller under test) still runs.
 /// `real_kubelets` says whether real kubelets bind, start and finish the pods by themselves
 /// (the prepared scenario's `Script::real_kubelets`, which the model judging the run reads
-/// too): then a pod not yet bound, started or gone still moves.
+/// too): then a pod not yet bound, started or gone still moves. `queues`: what is read
+/// instead of waiting out the quiet window, when every controller at work can be read;
+/// `None` otherwise.
+#[allow(clippy::too_many_arguments)]
 pub async fn settle(
     client: &Client,
     namespace: &str,
@@ -83,7 +104,9 @@ pub async fn settle(
     real_kubelets: bool,
     alive: &(dyn Fn() -> Result<(), String> + Sync),
     held: &Held,
+    queues: Option<Queues<'_>>,
 ) -> Result<Settled, SettleError> {
+    let mut queues = queues.zip(policy.idle_window);
     let started = Instant::now();
     let mut reason = String::from("events keep arriving");
     loop {
@@ -97,26 +120,76 @@ pub async fn settle(
                 reason,
             });
         }
+        let window = match queues {
+            Some((_, idle_window)) => idle_window,
+            None => policy.quiet_window,
+        };
         let quiet = recorder.quiet_since(started);
-        if quiet < policy.quiet_window {
+        if quiet < window {
             reason = "watch events keep arriving".into();
-            tokio::time::sleep(policy.quiet_window - quiet).await;
+            tokio::time::sleep(window - quiet).await;
             continue;
         }
         let listed = list(client, namespace).await?;
-        match moving(
+        if let Some(why) = moving(
             &listed.replicasets,
             &listed.pods,
             recorder,
             real_kubelets,
             held,
         ) {
-            Some(why) => {
-                reason = why;
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            None => return Ok(listed),
+            reason = why;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            continue;
         }
+        let Some((readable, _)) = &queues else {
+            return Ok(listed);
+        };
+        match readable.busy(namespace, policy.quiet_window).await {
+            Ok(None) => return Ok(listed),
+            Ok(Some(why)) => {
+                reason = why;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            // Unreadable now (a controller starting): the quiet window, as without queues.
+            Err(_) => queues = None,
+        }
+    }
+}
+
+/// What a settle point reads where it can tell that the controllers are done: their work
+/// queues, and their event gates for requests that failed.
+#[derive(Clone, Copy)]
+pub struct Queues<'a> {
+    pub probes: &'a [Probe],
+    pub gates: &'a [&'a GateClient],
+}
+
+impl Queues<'_> {
+    /// Why some controller is busy with `namespace` or may be (`Ok(None)`: none is), or why
+    /// one cannot be read.
+    async fn busy(&self, namespace: &str, retry_quiet: Duration) -> Result<Option<String>, String> {
+        for p in self.probes {
+            match p.read().await {
+                Reading::Idle => {}
+                Reading::Busy(why) => return Ok(Some(why)),
+                Reading::Unknown(why) => return Err(why),
+            }
+        }
+        for g in self.gates {
+            let status = g.status().await?;
+            let ago = status
+                .failed
+                .get(namespace)
+                .map(|ms| Duration::from_millis(*ms));
+            if let Some(ago) = ago.filter(|ago| *ago < retry_quiet) {
+                return Ok(Some(format!(
+                    "a request of a controller in the namespace failed {:.1} s ago: it retries after a backoff its queue does not show",
+                    ago.as_secs_f64()
+                )));
+            }
+        }
+        Ok(None)
     }
 }
 

@@ -10,6 +10,7 @@ use kube::Api;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use rsmc_conformance::control_plane::{self, binaries, ClusterError, LocalCluster, UpOptions};
+use rsmc_conformance::workqueues::{Probe, Reading};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -242,6 +243,37 @@ fn a_cluster_serves_runs_replicasets_restarts_reports_deaths_and_goes_away() {
         .expect_err("a selector that misses the template is invalid");
     assert!(matches!(e, kube::Error::Api(ref s) if s.code == 422), "{e}");
     audit_records_every_write_with_its_writer(&audit_log);
+
+    // The replicaset controller and the garbage collector serve their work queues' counts,
+    // which read idle once the pods are made; kcm-system serves none.
+    let running = cluster.running_controllers().expect("controllers");
+    let probes: Vec<Probe> = running
+        .iter()
+        .filter_map(|(name, m)| {
+            m.as_ref().map(|m| {
+                Probe::new(name, m)
+                    .expect("a probe")
+                    .expect("a queue owner")
+            })
+        })
+        .collect();
+    let names: Vec<&str> = probes.iter().map(Probe::component).collect();
+    assert_eq!(names, ["kcm-gc", "kcm-replicaset"], "{running:?}");
+    let idle = |p: &Probe| {
+        let start = Instant::now();
+        loop {
+            match rt.block_on(p.read()) {
+                Reading::Idle => return,
+                other if start.elapsed() > Duration::from_secs(30) => {
+                    panic!("{} not idle within 30 s: {other:?}", p.component())
+                }
+                _ => std::thread::sleep(Duration::from_millis(200)),
+            }
+        }
+    };
+    for p in &probes {
+        idle(p);
+    }
 
     // Restarting the replicaset controller: a new process that works.
     let before = cluster.log("kcm-replicaset");

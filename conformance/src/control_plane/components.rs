@@ -82,6 +82,64 @@ pub struct Choices<'a> {
     pub feature_gates: &'a FeatureGates,
     /// kube-apiserver's audit flags (`super::audit::flags`), none without an audit log.
     pub apiserver_audit: Vec<String>,
+    /// The ports on which `kcm-replicaset` and `kcm-gc` serve their metrics
+    /// ([`Metrics`]).
+    pub metrics_ports: [u16; 2],
+}
+
+/// Where a kube-controller-manager serves its metrics: HTTPS on loopback with a certificate
+/// it signs itself into `cert_dir`, `/metrics` open to anyone who can reach it
+/// (`--authorization-always-allow-paths`; there is no authenticating proxy to ask). A
+/// settle point reads its work queues there (`crate::workqueues`): the controller's hidden
+/// state that no watch shows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metrics {
+    pub url: String,
+    /// The certificate it serves, followed by the CA that signed it
+    /// (`GenerateSelfSignedCertKeyWithFixtures` in k8s.io/client-go/util/cert writes both).
+    pub cert: std::path::PathBuf,
+}
+
+impl Metrics {
+    fn planned(layout: &Layout, name: &str, port: u16) -> Metrics {
+        Metrics {
+            url: format!("https://127.0.0.1:{port}/metrics"),
+            cert: cert_dir(layout, name).join("kube-controller-manager.crt"),
+        }
+    }
+
+    /// kube-controller-manager's flags that serve it.
+    fn flags(&self, layout: &Layout, name: &str) -> Vec<String> {
+        let port = self
+            .url
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.split('/').next())
+            .unwrap_or("0");
+        vec![
+            format!("--secure-port={port}"),
+            "--bind-address=127.0.0.1".to_string(),
+            format!("--cert-dir={}", cert_dir(layout, name).display()),
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics".to_string(),
+        ]
+    }
+}
+
+fn cert_dir(layout: &Layout, name: &str) -> std::path::PathBuf {
+    layout.certs().join(format!("{name}-serving"))
+}
+
+/// The command line of a second instance of a kube-controller-manager: the same, but
+/// serving nothing (the first one holds the port), so its queues are not seen.
+pub fn copy_command(command: &CommandLine) -> CommandLine {
+    let mut copy = command.clone();
+    for arg in &mut copy.args {
+        if arg.starts_with("--secure-port=") {
+            *arg = "--secure-port=0".to_string();
+        }
+    }
+    copy
 }
 
 /// The components of a cluster, in start order: etcd, kube-apiserver, then the
@@ -202,8 +260,11 @@ pub fn controllers(
         with_replicaset,
         gate,
         feature_gates,
+        metrics_ports: [replicaset_port, gc_port],
         ..
     } = choices;
+    let replicaset_metrics = Metrics::planned(layout, KCM_REPLICASET, replicaset_port);
+    let gc_metrics = Metrics::planned(layout, KCM_GC, gc_port);
     let p = |path: &std::path::Path| path.display().to_string();
     let kubeconfig = layout.kubeconfig();
     // The replicaset controller and the garbage collector watch through their event gates
@@ -217,14 +278,14 @@ pub fn controllers(
         "replicaset",
         through_gate(layout.controller_kubeconfig()),
         feature_gates,
-        vec![],
+        replicaset_metrics.flags(layout, KCM_REPLICASET),
     );
     let kcm_gc = kcm(
         bins,
         "garbagecollector",
         through_gate(layout.gc_kubeconfig()),
         feature_gates,
-        vec![],
+        gc_metrics.flags(layout, KCM_GC),
     );
     let mut components = vec![];
     if let Some(gate) = gate {
@@ -252,27 +313,33 @@ pub fn controllers(
             ));
         }
     }
-    components.push(component(
-        layout,
-        KCM_GC,
-        kcm_gc,
-        synced(
-            bins,
-            &["garbage collector"],
-            &["\"synced garbage collector\""],
-        ),
-    ));
-    if with_replicaset {
-        components.push(component(
+    components.push(Component {
+        metrics: Some(gc_metrics),
+        ..component(
             layout,
-            KCM_REPLICASET,
-            kcm_replicaset,
+            KCM_GC,
+            kcm_gc,
             synced(
                 bins,
-                &["ReplicaSet"],
-                &["\"Starting controller\" name=\"replicaset\""],
+                &["garbage collector"],
+                &["\"synced garbage collector\""],
             ),
-        ));
+        )
+    });
+    if with_replicaset {
+        components.push(Component {
+            metrics: Some(replicaset_metrics),
+            ..component(
+                layout,
+                KCM_REPLICASET,
+                kcm_replicaset,
+                synced(
+                    bins,
+                    &["ReplicaSet"],
+                    &["\"Starting controller\" name=\"replicaset\""],
+                ),
+            )
+        });
     }
     components
 }
@@ -295,10 +362,14 @@ fn kcm(
             format!("--kubeconfig={}", kubeconfig.display()),
             format!("--controllers={controllers}"),
             "--leader-elect=false".to_string(),
-            "--secure-port=0".to_string(),
             KCM_VERBOSITY.to_string(),
         ]
         .into_iter()
+        // No HTTPS unless `extra` serves metrics.
+        .chain(
+            (!extra.iter().any(|a| a.starts_with("--secure-port=")))
+                .then(|| "--secure-port=0".to_string()),
+        )
         // The insecure port was removed in v1.24 (its flag with it); before, it is closed.
         .chain((bins.minor() < 24).then(|| "--port=0".to_string()))
         .chain(gates_flag(feature_gates))
@@ -331,6 +402,7 @@ fn component(layout: &Layout, name: &str, command: CommandLine, readiness: Readi
         log: layout.log(name),
         pid: None,
         copy_of: None,
+        metrics: None,
     }
 }
 

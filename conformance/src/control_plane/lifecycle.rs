@@ -165,10 +165,10 @@ fn start(
     kubeconfig::write_token_file(&layout.token_file(), &token)?;
     // Held until every component listens (the end of this function): see `ports`.
     let reservation = ports::Reservation::take(progress)?;
-    let [etcd_client, etcd_peer, apiserver, gate_port, gc_gate_port] =
-        reservation.free_ports(5)?[..]
+    let [etcd_client, etcd_peer, apiserver, gate_port, gc_gate_port, rs_metrics, gc_metrics] =
+        reservation.free_ports(7)?[..]
     else {
-        unreachable!("five ports were asked for");
+        unreachable!("seven ports were asked for");
     };
     let ports = Ports {
         etcd_client,
@@ -203,6 +203,7 @@ fn start(
             gate: gate.as_ref(),
             feature_gates: &opts.feature_gates,
             apiserver_audit: audit_flags,
+            metrics_ports: [rs_metrics, gc_metrics],
         },
     );
     let mut state = ClusterState {
@@ -328,8 +329,8 @@ fn start_kind(
     )?;
     // Held until the gates listen (the end of this function): see `ports`.
     let reservation = ports::Reservation::take(progress)?;
-    let [gate_port, gc_gate_port] = reservation.free_ports(2)?[..] else {
-        unreachable!("two ports were asked for");
+    let [gate_port, gc_gate_port, rs_metrics, gc_metrics] = reservation.free_ports(4)?[..] else {
+        unreachable!("four ports were asked for");
     };
     let gate = plan_gates(layout, opts, gate_port, gc_gate_port)?;
     state.event_gate = gate.as_ref().map(components::GatePlan::url);
@@ -344,6 +345,7 @@ fn start_kind(
             gate: gate.as_ref(),
             feature_gates: &opts.feature_gates,
             apiserver_audit: vec![],
+            metrics_ports: [rs_metrics, gc_metrics],
         },
     );
     state.apiserver_url = created.apiserver_url;

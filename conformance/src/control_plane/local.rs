@@ -159,6 +159,20 @@ impl LocalCluster {
         Ok(())
     }
 
+    /// The kube-controller-managers that should run now, each with where it serves its
+    /// metrics (`None` for one that serves none: a second instance).
+    pub fn running_controllers(
+        &self,
+    ) -> Result<Vec<(String, Option<components::Metrics>)>, ClusterError> {
+        let state = self.load()?;
+        Ok(state
+            .components
+            .iter()
+            .filter(|c| components::is_controller_manager(&c.name) && c.pid.is_some())
+            .map(|c| (c.name.clone(), c.metrics.clone()))
+            .collect())
+    }
+
     /// Whether `component` exists, should run (was not stopped) and does.
     pub fn component_running(&self, component: &str) -> bool {
         let marker = self.layout.marker();
@@ -220,6 +234,8 @@ impl LocalCluster {
         component_copy.log = self.layout.log(copy);
         component_copy.pid = None;
         component_copy.copy_of = Some(component.to_string());
+        component_copy.command = components::copy_command(&component_copy.command);
+        component_copy.metrics = None;
         state.components.push(component_copy);
         state.save(&self.layout)?;
         self.start_locked(&mut state, copy)

@@ -229,6 +229,10 @@ pub struct Component {
     /// The component this one is a second instance of (`kcm-replicaset-2`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_of: Option<String>,
+    /// Where it serves its metrics, if it does (the replicaset controller's and the garbage
+    /// collector's kube-controller-managers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<super::components::Metrics>,
 }
 
 /// `cluster.json`.

@@ -68,6 +68,9 @@ struct Gate {
     /// Per type: watch responses open through the gate.
     open: [Arc<AtomicUsize>; 2],
     requests: RequestHolds,
+    /// Per namespace, when a request in it was last answered with an error (see
+    /// [`GateStatus::failed`]).
+    failed: std::sync::Mutex<std::collections::BTreeMap<String, std::time::Instant>>,
 }
 
 fn index(kind: Kind) -> usize {
@@ -86,6 +89,13 @@ pub struct GateStatus {
     pub watches: PerType<usize>,
     #[serde(default)]
     pub requests: Vec<HeldRequests>,
+    /// Per namespace, the milliseconds since a request of the gate's controller in it was last
+    /// answered with an error (not 404, which the controllers take as done). The controller
+    /// retries such a sync after a backoff that its work queue does not show
+    /// ([`crate::workqueues`]), so a settle point reading the queues waits out the quiet
+    /// window after it.
+    #[serde(default)]
+    pub failed: std::collections::BTreeMap<String, u64>,
 }
 
 /// One value per resource type the gate knows.
@@ -137,28 +147,7 @@ pub async fn serve(
     let upstream: Uri = upstream
         .parse()
         .map_err(|e| format!("--upstream {upstream}: {e}"))?;
-    let mut roots = rustls::RootCertStore::empty();
-    use rustls::pki_types::pem::PemObject;
-    let certs = rustls::pki_types::CertificateDer::pem_file_iter(ca)
-        .map_err(|e| format!("{}: {e}", ca.display()))?;
-    for cert in certs {
-        let cert = cert.map_err(|e| format!("{}: {e}", ca.display()))?;
-        roots
-            .add(cert)
-            .map_err(|e| format!("{}: {e}", ca.display()))?;
-    }
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| e.to_string())?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_tls_config(tls)
-        .https_only()
-        .enable_http1()
-        .build();
+    let connector = crate::tls::connector(ca)?;
     let gate = Arc::new(Gate {
         upstream,
         authorization,
@@ -166,6 +155,7 @@ pub async fn serve(
         held: [watch::channel(false).0, watch::channel(false).0],
         open: [Arc::default(), Arc::default()],
         requests: RequestHolds::default(),
+        failed: Default::default(),
     });
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -215,9 +205,20 @@ async fn handle(gate: Arc<Gate>, req: Request<Incoming>) -> Result<Response<Body
     if let Some(target) = held_requests::target_of(req.method(), req.uri()) {
         gate.requests.pass(&target).await;
     }
-    Ok(forward(&gate, req)
+    let namespace = namespace_of(req.uri().path()).map(str::to_string);
+    let resp = forward(&gate, req)
         .await
-        .unwrap_or_else(|message| text(StatusCode::BAD_GATEWAY, message)))
+        .unwrap_or_else(|message| text(StatusCode::BAD_GATEWAY, message));
+    let status = resp.status();
+    if let Some(ns) =
+        namespace.filter(|_| status.as_u16() >= 400 && status != StatusCode::NOT_FOUND)
+    {
+        let mut failed = gate.failed.lock().unwrap();
+        // Forget what no settle point asks about any more (a namespace's run is over).
+        failed.retain(|_, at| at.elapsed() < std::time::Duration::from_secs(600));
+        failed.insert(ns, std::time::Instant::now());
+    }
+    Ok(resp)
 }
 
 fn text(status: StatusCode, message: String) -> Response<Body> {
@@ -366,7 +367,23 @@ fn status_of(gate: &Gate) -> GateStatus {
             pods: open(Kind::Pod),
         },
         requests: gate.requests.status(),
+        failed: gate
+            .failed
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(ns, at)| (ns.clone(), at.elapsed().as_millis() as u64))
+            .collect(),
     }
+}
+
+/// The namespace of a request path (`/api/v1/namespaces/NS/…`, `/apis/G/V/namespaces/NS/…`).
+fn namespace_of(path: &str) -> Option<&str> {
+    let mut parts = path.split('/');
+    parts.find(|p| *p == "namespaces")?;
+    let ns = parts.next()?;
+    // `/api/v1/namespaces/NS` is the namespace itself, not a request in it.
+    parts.next().map(|_| ns)
 }
 
 /// Forward one request to the API server; a watch of a held type comes back through
@@ -532,6 +549,17 @@ impl GateClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_requests_namespace_is_read_from_its_path() {
+        assert_eq!(namespace_of("/api/v1/namespaces/ns1/pods/p"), Some("ns1"));
+        assert_eq!(
+            namespace_of("/apis/apps/v1/namespaces/ns2/replicasets/rs/status"),
+            Some("ns2")
+        );
+        assert_eq!(namespace_of("/api/v1/namespaces/ns3"), None);
+        assert_eq!(namespace_of("/api/v1/pods"), None);
+    }
 
     #[test]
     fn only_watches_of_pods_and_replicasets_are_gated() {
