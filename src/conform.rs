@@ -368,18 +368,11 @@ async fn conform(args: &ConformArgs) -> i32 {
         None => PathBuf::from("kubectl"),
     };
     // The controller managers whose work queues a settle point can read.
-    let mut probes = Vec::new();
-    if let Some(l) = &local {
-        for (name, metrics) in l.running_controllers().unwrap_or_default() {
-            match metrics
-                .map(|m| workqueues::Probe::new(&name, &m))
-                .transpose()
-            {
-                Ok(probe) => probes.extend(probe.flatten()),
-                Err(e) => return bad(e),
-            }
-        }
-    }
+    let probes = match local.as_ref().map(workqueues::Probe::of_cluster) {
+        Some(Err(e)) => return bad(e),
+        Some(Ok(p)) => p,
+        None => Vec::new(),
+    };
     let controllers = match Controllers::start(implementation.clone(), local, &kubeconfig, &log_dir)
     {
         Ok(c) => c,

@@ -27,8 +27,9 @@
 //! settled when, besides 2–4, those queues are idle — nothing waiting, nothing in hand — and
 //! no request of theirs in the namespace failed within the quiet window (they retry it after
 //! a backoff the queues do not show; their event gates see the answers), after a shorter
-//! window without events (the idle window, `rsmc conform --idle-window`; off by default). That window is what remains of the old one: the hand-over inside a
-//! process, from a watch event's arrival to the work it queues, which takes milliseconds.
+//! window without events (the idle window, `rsmc conform --idle-window`; off by default).
+//! That window is what remains of the old one: the hand-over inside a process, from a watch
+//! event's arrival to the work it queues, which takes milliseconds.
 //! The queues catch what the window alone missed on a loaded machine: a controller whose
 //! sync was queued or under way for more than 2 s (a kind run whose status write came after
 //! the settle point). An expectation the controller waits on is an event not yet delivered,

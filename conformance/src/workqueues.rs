@@ -21,6 +21,7 @@
 //! is only refreshed every 500 ms, `updateUnfinishedWorkLoop`, so it is not used either.)
 
 use crate::control_plane::components::{Metrics, KCM_GC, KCM_REPLICASET};
+use crate::control_plane::LocalCluster;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::Uri;
@@ -138,6 +139,19 @@ impl Probe {
             queues,
             client: Client::builder(TokioExecutor::new()).build(connector),
         }))
+    }
+
+    /// A probe of each controller manager of `cluster` whose queues decide a settle point
+    /// and that serves its metrics.
+    pub fn of_cluster(cluster: &LocalCluster) -> Result<Vec<Probe>, String> {
+        let running = cluster.running_controllers().map_err(|e| e.to_string())?;
+        let mut probes = Vec::new();
+        for (name, metrics) in running {
+            if let Some(m) = metrics {
+                probes.extend(Probe::new(&name, &m)?);
+            }
+        }
+        Ok(probes)
     }
 
     pub fn component(&self) -> &str {

@@ -247,16 +247,7 @@ fn a_cluster_serves_runs_replicasets_restarts_reports_deaths_and_goes_away() {
     // The replicaset controller and the garbage collector serve their work queues' counts,
     // which read idle once the pods are made; kcm-system serves none.
     let running = cluster.running_controllers().expect("controllers");
-    let probes: Vec<Probe> = running
-        .iter()
-        .filter_map(|(name, m)| {
-            m.as_ref().map(|m| {
-                Probe::new(name, m)
-                    .expect("a probe")
-                    .expect("a queue owner")
-            })
-        })
-        .collect();
+    let probes = Probe::of_cluster(&cluster).expect("probes");
     let names: Vec<&str> = probes.iter().map(Probe::component).collect();
     assert_eq!(names, ["kcm-gc", "kcm-replicaset"], "{running:?}");
     let idle = |p: &Probe| {

@@ -101,29 +101,21 @@ pub struct Metrics {
     pub cert: std::path::PathBuf,
 }
 
-impl Metrics {
-    fn planned(layout: &Layout, name: &str, port: u16) -> Metrics {
-        Metrics {
-            url: format!("https://127.0.0.1:{port}/metrics"),
-            cert: cert_dir(layout, name).join("kube-controller-manager.crt"),
-        }
-    }
-
-    /// kube-controller-manager's flags that serve it.
-    fn flags(&self, layout: &Layout, name: &str) -> Vec<String> {
-        let port = self
-            .url
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.split('/').next())
-            .unwrap_or("0");
-        vec![
-            format!("--secure-port={port}"),
-            "--bind-address=127.0.0.1".to_string(),
-            format!("--cert-dir={}", cert_dir(layout, name).display()),
-            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics".to_string(),
-        ]
-    }
+/// Where `name` serves its metrics on `port`, and the kube-controller-manager flags that
+/// serve them there.
+fn serving(layout: &Layout, name: &str, port: u16) -> (Metrics, Vec<String>) {
+    let cert_dir = cert_dir(layout, name);
+    let metrics = Metrics {
+        url: format!("https://127.0.0.1:{port}/metrics"),
+        cert: cert_dir.join("kube-controller-manager.crt"),
+    };
+    let flags = vec![
+        format!("--secure-port={port}"),
+        "--bind-address=127.0.0.1".to_string(),
+        format!("--cert-dir={}", cert_dir.display()),
+        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics".to_string(),
+    ];
+    (metrics, flags)
 }
 
 fn cert_dir(layout: &Layout, name: &str) -> std::path::PathBuf {
@@ -263,8 +255,8 @@ pub fn controllers(
         metrics_ports: [replicaset_port, gc_port],
         ..
     } = choices;
-    let replicaset_metrics = Metrics::planned(layout, KCM_REPLICASET, replicaset_port);
-    let gc_metrics = Metrics::planned(layout, KCM_GC, gc_port);
+    let (replicaset_metrics, replicaset_flags) = serving(layout, KCM_REPLICASET, replicaset_port);
+    let (gc_metrics, gc_flags) = serving(layout, KCM_GC, gc_port);
     let p = |path: &std::path::Path| path.display().to_string();
     let kubeconfig = layout.kubeconfig();
     // The replicaset controller and the garbage collector watch through their event gates
@@ -278,14 +270,14 @@ pub fn controllers(
         "replicaset",
         through_gate(layout.controller_kubeconfig()),
         feature_gates,
-        replicaset_metrics.flags(layout, KCM_REPLICASET),
+        replicaset_flags,
     );
     let kcm_gc = kcm(
         bins,
         "garbagecollector",
         through_gate(layout.gc_kubeconfig()),
         feature_gates,
-        gc_metrics.flags(layout, KCM_GC),
+        gc_flags,
     );
     let mut components = vec![];
     if let Some(gate) = gate {
