@@ -162,17 +162,17 @@ async fn monitor(args: &MonitorArgs) -> i32 {
             "rsmc monitor: warning: cannot list events, so a controller's deletions are not judged (grant list and watch on events)"
         );
     }
-    let mut fault_marks = false;
+    let mut marks = false;
     if args.judge {
         if let Err(e) = monitor::check_namespace_access(&client, namespace.as_deref()).await {
             return bad(format!(
                 "{e} (--judge needs list and watch on namespaces; the book: concepts/monitor.md, \"Permissions\")"
             ));
         }
-        match monitor::check_fault_mark_access(&client, namespace.as_deref()).await {
-            Ok(()) => fault_marks = true,
+        match monitor::check_mark_access(&client, namespace.as_deref()).await {
+            Ok(()) => marks = true,
             Err(e) => eprintln!(
-                "rsmc monitor: warning: {e}, so the fault marks rsmc conform leaves are not seen and a run with forced faults may be judged without them (grant list and watch on configmaps)"
+                "rsmc monitor: warning: {e}, so the marks rsmc conform leaves are not seen: a run with forced faults may be judged without them, and its settle points are guessed from quiet gaps (grant list and watch on configmaps)"
             ),
         }
     }
@@ -196,7 +196,7 @@ async fn monitor(args: &MonitorArgs) -> i32 {
         bug: args.switches.bug,
         fixes: args.switches.fixes.clone(),
         quiet: Duration::from_secs_f64(args.quiet_window),
-        fault_marks,
+        marks,
     });
     let options = Options {
         namespace: namespace.clone(),

@@ -286,7 +286,7 @@ fn conforms_on(release: &str, feature_gates: &str, scenarios: &Path) -> Report {
 /// The same runs as the API server's audit log recorded them, imported (`rsmc import`) and
 /// judged (`rsmc oracle`): each conforms, the fault runs too — the runner leaves a mark of
 /// every fault it forces inside the controller (a restart, held watch events), which the
-/// import puts back as its step. The cluster's feature gates are not in the log: they are
+/// import puts back as its step, and of every settle point, where the import cuts. The cluster's feature gates are not in the log: they are
 /// given, as a user would.
 fn imported_runs_conform(
     cluster: &Cluster,
@@ -316,6 +316,24 @@ fn imported_runs_conform(
         let original = scenario::load(Path::new(r["path"].as_str().unwrap())).unwrap();
         let scenario = dir.join(format!("{namespace}.yaml"));
         let observed = dir.join(format!("{namespace}.observed.json"));
+        // The runner marks each settle point it found, and the import cuts there: the same
+        // settle points, not ones guessed from quiet gaps (which settle points found by
+        // reading the work queues do not leave).
+        let settles = |s: &scenario::Scenario| {
+            s.steps
+                .iter()
+                .filter(|s| s.kind == scenario::StepKind::Settle)
+                .count()
+        };
+        let imported = scenario::load(&scenario).unwrap();
+        if settles(&imported) != settles(&original) {
+            failing.push(format!(
+                "{}: imported with {} settle points, run with {}",
+                original.name,
+                settles(&imported),
+                settles(&original)
+            ));
+        }
         let judged = rsmc(
             &[
                 "oracle",

@@ -4,9 +4,9 @@
 use crate::await_step;
 use crate::controller::Controllers;
 use crate::event_gate::{GateClient, RequestHold, RequestsCall};
-use crate::fault_mark;
 use crate::kubectl::{kubectl, normalise_describe, normalise_table};
 use crate::kubelet;
+use crate::mark::{self, Mark};
 use crate::recorder::Recorder;
 use crate::settle::{settle, Queues, SettlePolicy, Settled};
 use crate::steps::{self, StepContext};
@@ -540,6 +540,12 @@ async fn take_steps(
                         ),
                         message: format!("{label}: {e}"),
                     })?;
+                // Right away, so that a recording puts the settle point where the run
+                // found it (what a controller writes after it is the next segment's, in
+                // the recording as in the run's own segments).
+                mark::leave(client, &ns, index, Mark::Settle)
+                    .await
+                    .map_err(|e| broken(format!("{label}: {e}")))?;
                 let events = recorder.take_segment(settled.resource_version);
                 out.views
                     .push(views(target, &ns, &settled, index == last_settle).await);
@@ -574,7 +580,7 @@ async fn take_steps(
                         alive().map_err(|e| broken(format!("{label}: {e}")))?;
                     }
                 }
-                fault_mark::leave(client, &ns, index, step)
+                mark::leave(client, &ns, index, Mark::Fault(step))
                     .await
                     .map_err(|e| broken(format!("{label}: {e}")))?;
             }
@@ -586,8 +592,8 @@ async fn take_steps(
                     continue;
                 };
                 let hold = matches!(step.kind, StepKind::Hold { .. });
-                let mark = || async {
-                    fault_mark::leave(client, &ns, index, step)
+                let leave_mark = || async {
+                    mark::leave(client, &ns, index, Mark::Fault(step))
                         .await
                         .map_err(|e| broken(format!("{label}: {e}")))
                 };
@@ -606,13 +612,13 @@ async fn take_steps(
                             }
                         )));
                     }
-                    mark().await?;
+                    leave_mark().await?;
                     gate.hold(*kind).await
                 } else {
                     // What the controller does on its stale cache must have happened before
                     // the events flow again: wait for the namespace to be quiet first.
                     quiet(recorder, policy).await;
-                    mark().await?;
+                    leave_mark().await?;
                     gate.release(*kind).await
                 }
                 .map_err(|e| broken(format!("{label}: {e}")))?;
@@ -649,7 +655,7 @@ async fn take_steps(
                     // As for events: what the other actors do meanwhile has happened first.
                     quiet(recorder, policy).await;
                 }
-                fault_mark::leave(client, &ns, index, step)
+                mark::leave(client, &ns, index, Mark::Fault(step))
                     .await
                     .map_err(|e| broken(format!("{label}: {e}")))?;
                 gate.requests(call, &hold)
@@ -682,7 +688,7 @@ async fn take_steps(
                     out.not_forced.push(format!("{label}: {}", reason.0));
                     continue;
                 }
-                fault_mark::leave(client, &ns, index, step)
+                mark::leave(client, &ns, index, Mark::Fault(step))
                     .await
                     .map_err(|e| broken(format!("{label}: {e}")))?;
                 let r = match step.kind {

@@ -1,8 +1,8 @@
 //! `rsmc monitor --judge`: what the watches saw of each namespace, kept as the stream a
 //! `kubectl get --watch --output-watch-events -o json` of pods, ReplicaSets and namespaces
 //! would have printed (with the ReplicaSet controllers' `SuccessfulDelete` events, which name
-//! who deleted a pod, when the monitor may watch events, and the fault marks `rsmc conform`
-//! leaves, when it may watch ConfigMaps), and handed to the watch import and the oracle
+//! who deleted a pod, when the monitor may watch events, and the marks `rsmc conform` leaves of
+//! its faults and settle points, when it may watch ConfigMaps), and handed to the watch import and the oracle
 //! ([`rsmc_oracle::import::Recording::read_watch_streams`], [`Imported::judge`]) each time the
 //! namespace has been quiet for the quiet window after a change. So a namespace is judged
 //! exactly as `rsmc import --watch` and `rsmc oracle` would judge a recording of it, with the
@@ -56,10 +56,10 @@ pub struct JudgeSettings {
     pub fixes: Vec<Fix>,
     /// A namespace is judged once it has had no change for this long.
     pub quiet: Duration,
-    /// Whether the fault marks `rsmc conform` leaves are watched (ConfigMaps labelled
-    /// [`rsmc_oracle::import::entry::FAULT_MARK_LABEL`]; it needs list and watch on
-    /// ConfigMaps): a run with forced faults is then judged with them.
-    pub fault_marks: bool,
+    /// Whether the marks `rsmc conform` leaves are watched (ConfigMaps labelled
+    /// [`rsmc_oracle::import::entry::MARK_LABEL`]; it needs list and watch on ConfigMaps): a
+    /// run with forced faults is then judged with them, and cut at the run's settle points.
+    pub marks: bool,
 }
 
 /// Which watch an event came from.
@@ -70,7 +70,7 @@ pub enum Source {
     Namespaces,
     /// The controllers' `SuccessfulDelete` events.
     Events,
-    /// The fault marks (ConfigMaps).
+    /// The marks of faults and settle points (ConfigMaps).
     Marks,
 }
 

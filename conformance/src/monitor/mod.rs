@@ -139,20 +139,17 @@ fn namespaces_watched(
     (Api::all(client.clone()), config)
 }
 
-/// The watch of the fault marks: ConfigMaps with their label only.
-fn fault_marks() -> watcher::Config {
-    let (key, value) = rsmc_oracle::import::entry::FAULT_MARK_LABEL;
-    watcher::Config::default().labels(&format!("{key}={value}"))
+/// The watch of the marks `rsmc conform` leaves (of faults and of settle points): ConfigMaps
+/// with their label only.
+fn marks() -> watcher::Config {
+    watcher::Config::default().labels(&rsmc_oracle::import::entry::MARK_LABEL.selector())
 }
 
-/// Whether `--judge` may list and watch the fault marks (ConfigMaps, by their label).
-pub async fn check_fault_mark_access(
-    client: &Client,
-    namespace: Option<&str>,
-) -> Result<(), String> {
+/// Whether `--judge` may list and watch the marks (ConfigMaps, by their label).
+pub async fn check_mark_access(client: &Client, namespace: Option<&str>) -> Result<(), String> {
     let params = ListParams::default()
         .limit(1)
-        .labels(&fault_marks().label_selector.unwrap_or_default());
+        .labels(&marks().label_selector.unwrap_or_default());
     api::<core::ConfigMap>(client, namespace)
         .list_metadata(&params)
         .await
@@ -255,8 +252,8 @@ pub async fn run(
                 .map(Input::Namespace)
                 .boxed(),
         );
-        if judge.fault_marks {
-            let marks = watcher(api::<core::ConfigMap>(&client, ns), fault_marks());
+        if judge.marks {
+            let marks = watcher(api::<core::ConfigMap>(&client, ns), marks());
             streams.push(marks.default_backoff().map(Input::Mark).boxed());
         }
     }

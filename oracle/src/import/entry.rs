@@ -22,10 +22,30 @@ pub const MARK_PREFIX: &str = "rsmc-settle";
 /// every fault it forces; a user who injects faults with other tools can do the same.
 pub const FAULT_MARK_PREFIX: &str = "rsmc-fault";
 
-/// The label `rsmc conform` puts on its fault marks, so that `rsmc monitor --judge` can watch
-/// them alone (a label selector) rather than every ConfigMap of the cluster. The import goes
-/// by the name.
-pub const FAULT_MARK_LABEL: (&str, &str) = ("rsmc.io/mark", "fault");
+/// The label `rsmc conform` puts on the marks it leaves, so that `rsmc monitor --judge` can
+/// watch them alone (a label selector) rather than every ConfigMap of the cluster. The
+/// import goes by the name.
+pub const MARK_LABEL: MarkLabel = MarkLabel {
+    key: "rsmc.io/mark",
+    fault: "fault",
+    settle: "settle",
+};
+
+/// The key of [`MARK_LABEL`] and its value on each kind of mark.
+pub struct MarkLabel {
+    pub key: &'static str,
+    /// On a fault mark ([`FAULT_MARK_PREFIX`]).
+    pub fault: &'static str,
+    /// On a settle mark ([`MARK_PREFIX`]).
+    pub settle: &'static str,
+}
+
+impl MarkLabel {
+    /// The label selector of every mark `rsmc conform` leaves.
+    pub fn selector(&self) -> String {
+        format!("{} in ({},{})", self.key, self.fault, self.settle)
+    }
+}
 
 /// The fault the ConfigMap `name` marks, when its name says it marks one: its `data.step`
 /// read as a fault step (`Err` says what is wrong with it). `None` for any other ConfigMap.

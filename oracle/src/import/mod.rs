@@ -357,6 +357,11 @@ fn choose_namespace(
 /// the reader found the cluster quiet when `quiet` is `None`) — between writes and faults,
 /// a fault after a gap beginning the next segment.
 ///
+/// Each mark is a settle point whoever left it found: one with nothing written since the
+/// mark before is one too (the state held, as `settle`, `wait: 20s`, `settle` checks in
+/// forced/expectations-after-delete), so marks end segments that are empty, except before
+/// the first write or fault.
+///
 /// No gap is a settle point while watch events are held (from a `hold` to its `release`):
 /// no writes is then not a settled controller. Nor is a gap that begins at a fault starting a
 /// controller (a restart, a second leader): until the new process has started and synced its
@@ -374,7 +379,8 @@ fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Entry
     let mut starting = false;
     for e in entries {
         match e {
-            Entry::Mark { .. } => out.push(Vec::new()),
+            Entry::Mark { .. } if out.iter().any(|s| !s.is_empty()) => out.push(Vec::new()),
+            Entry::Mark { .. } => {}
             Entry::NamespaceDeleted { .. } => {}
             Entry::Quiet { .. } if !marked => out.push(Vec::new()),
             Entry::Quiet { .. } => {}
@@ -408,7 +414,14 @@ fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Entry
             }
         }
     }
-    out.retain(|s| !s.is_empty());
+    if marked {
+        // What came after the last mark, if anything.
+        if out.last().is_some_and(Vec::is_empty) {
+            out.pop();
+        }
+    } else {
+        out.retain(|s| !s.is_empty());
+    }
     out
 }
 
@@ -765,6 +778,30 @@ mod tests {
             .iter()
             .map(Vec::len)
             .collect()
+    }
+
+    fn mark(second: i64) -> Entry {
+        Entry::Mark {
+            namespace: "ns".into(),
+            at: at(second),
+        }
+    }
+
+    #[test]
+    fn marks_cut_instead_of_gaps_and_an_empty_segment_between_marks_is_kept() {
+        assert_eq!(lengths(vec![write(0), mark(1), write(9), mark(10)]), [1, 1]);
+        assert_eq!(
+            lengths(vec![
+                mark(0),
+                write(1),
+                write(5),
+                mark(6),
+                mark(30),
+                write(31)
+            ]),
+            [2, 0, 1]
+        );
+        assert_eq!(lengths(vec![write(0), mark(1), mark(2)]), [1, 0]);
     }
 
     #[test]
