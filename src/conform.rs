@@ -75,11 +75,10 @@ pub struct ConformArgs {
     /// Read the work queues of the local cluster's controllers at settle points, and where
     /// every controller at work can be read (the built-in controller and the garbage
     /// collector, nothing held at the gates), settle once they are idle and no watch event
-    /// has come for this many seconds, instead of the quiet window. Off by default: `rsmc
-    /// import` of such a run's audit log cannot yet find its settle points, which it finds
-    /// by 2-s gaps.
-    #[arg(long, value_name = "SECONDS")]
-    pub idle_window: Option<f64>,
+    /// has come for this many seconds, instead of the quiet window. `off`: wait out the
+    /// quiet window at every settle point.
+    #[arg(long, value_name = "SECONDS|off", default_value = "0.5")]
+    pub idle_window: IdleWindow,
     /// Seconds a settle point may take before the scenario fails.
     #[arg(long, default_value_t = 60)]
     pub settle_timeout: u64,
@@ -170,6 +169,28 @@ async fn client_for(kubeconfig: &Path) -> Result<Client, String> {
     Client::try_from(config).map_err(|e| format!("{}: {e}", kubeconfig.display()))
 }
 
+/// `--idle-window`: seconds, or `off` (`None`).
+#[derive(Clone, Copy, Debug)]
+pub struct IdleWindow(pub Option<Duration>);
+
+impl std::str::FromStr for IdleWindow {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text == "off" {
+            return Ok(IdleWindow(None));
+        }
+        match text.parse::<f64>() {
+            Ok(seconds) if seconds >= 0.0 && seconds.is_finite() => {
+                Ok(IdleWindow(Some(Duration::from_secs_f64(seconds))))
+            }
+            _ => Err(format!(
+                "expected a number of seconds, 0 or more, or `off`; got {text:?}"
+            )),
+        }
+    }
+}
+
 async fn conform(args: &ConformArgs) -> i32 {
     let started = Instant::now();
     let bad = |message: String| {
@@ -178,7 +199,6 @@ async fn conform(args: &ConformArgs) -> i32 {
     };
     for (flag, seconds) in [
         ("--quiet-window", args.quiet_window),
-        ("--idle-window", args.idle_window.unwrap_or(0.0)),
         ("--write-pause", args.write_pause),
     ] {
         if !(seconds >= 0.0 && seconds.is_finite()) {
@@ -415,7 +435,7 @@ async fn conform(args: &ConformArgs) -> i32 {
         controllers: AsyncMutex::new(controllers),
         policy: SettlePolicy {
             quiet_window: Duration::from_secs_f64(args.quiet_window),
-            idle_window: args.idle_window.map(Duration::from_secs_f64),
+            idle_window: args.idle_window.0,
             timeout: Duration::from_secs(args.settle_timeout),
         },
         write_pause: Duration::from_secs_f64(args.write_pause),

@@ -982,6 +982,22 @@ fn a_moved_clock_without_an_external_controller_is_refused_with_exit_2() {
     assert!(err.contains("--controller-cmd"), "{err}");
 }
 
+/// A conform window that is no number of seconds is refused before anything starts, naming
+/// the flag and what it takes.
+#[test]
+fn a_window_that_is_no_number_of_seconds_is_refused_with_exit_2() {
+    let scenario = repo("conformance/scenarios/frontend.yaml");
+    for (flag, value, expected) in [
+        ("--idle-window", "soon", "or `off`"),
+        ("--idle-window", "-1", "0 or more"),
+        ("--quiet-window", "-1", "0 or more"),
+    ] {
+        let (code, _, err) = rsmc(&["conform", &format!("{flag}={value}"), &scenario]);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(err.contains(flag) && err.contains(expected), "{err}");
+    }
+}
+
 /// A release that holds the same requests again (`thenHoldAfter`) leaves them held, so it
 /// too needs a release before the end; a release does not take a hold's `after`.
 #[test]

@@ -89,21 +89,30 @@ fn explore(args: &[&str]) -> (Guard, String) {
 
 /// The page at `url` after its scripts ran, as headless Chromium renders it.
 fn rendered_dom(url: &str, profile_dir: &Path) -> String {
-    let installed = || {
-        Command::new("chromium")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
+    // Whether `chromium --version` runs, and what it said when it did not.
+    let runs = || match Command::new("chromium").arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "`chromium --version` failed ({}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!("cannot run chromium: {e}")),
     };
-    if !installed() {
+    if runs().is_err() {
         // The project's own script installs it (idempotent; `.ci/run` calls it first).
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/provision-chromium");
         let provisioned = Command::new(&script).status();
         assert!(
-            provisioned.is_ok_and(|s| s.success()) && installed(),
+            provisioned.is_ok_and(|s| s.success()),
             "headless Chromium is not installed and {} could not install it",
             script.display()
         );
+        // Installed, yet it may not start: under an address-space limit (`prlimit --as`,
+        // `ulimit -v`) Chromium dies at once with SIGTRAP, its reservations refused.
+        if let Err(e) = runs() {
+            panic!("headless Chromium is installed but does not start: {e}");
+        }
     }
     let chromium = Command::new("chromium")
         .args([

@@ -27,7 +27,7 @@
 //! settled when, besides 2–4, those queues are idle — nothing waiting, nothing in hand — and
 //! no request of theirs in the namespace failed within the quiet window (they retry it after
 //! a backoff the queues do not show; their event gates see the answers), after a shorter
-//! window without events (the idle window, `rsmc conform --idle-window`; off by default).
+//! window without events (the idle window, `rsmc conform --idle-window`, 0.5 s by default).
 //! That window is what remains of the old one: the hand-over inside a process, from a watch
 //! event's arrival to the work it queues, which takes milliseconds.
 //! The queues catch what the window alone missed on a loaded machine: a controller whose
@@ -53,8 +53,8 @@ use std::time::{Duration, Instant};
 pub struct SettlePolicy {
     pub quiet_window: Duration,
     /// The quiet window where every controller's queues are read and idle; `None`: the
-    /// queues are not read (the default until recordings mark their settle points: `rsmc
-    /// import` finds a conform run's settle points in an audit log by its 2-s gaps).
+    /// queues are not read. A recording of such a run has no quiet gaps at its settle
+    /// points; the runner marks them ([`crate::mark`]).
     pub idle_window: Option<Duration>,
     pub timeout: Duration,
 }
@@ -63,7 +63,7 @@ impl Default for SettlePolicy {
     fn default() -> Self {
         SettlePolicy {
             quiet_window: Duration::from_secs(2),
-            idle_window: None,
+            idle_window: Some(Duration::from_millis(500)),
             timeout: Duration::from_secs(60),
         }
     }
