@@ -266,6 +266,7 @@ fn conforms_on(release: &str, feature_gates: &str, scenarios: &Path) -> Report {
     );
 
     imported_runs_conform(&cluster, &runs, &audit.0, &report.0, feature_gates);
+    gates_followed_every_watch(&cluster, release);
 
     // Nothing left behind in the cluster: no namespace of the run, no fake node.
     let namespaces = cluster.kubectl(&[
@@ -281,6 +282,25 @@ fn conforms_on(release: &str, feature_gates: &str, scenarios: &Path) -> Report {
     assert_eq!(nodes.trim(), "", "fake nodes left behind");
     cluster.down_and_check();
     report
+}
+
+/// The cluster's event gates read how far each watch of pods and ReplicaSets they passed
+/// on got (kube-controller-manager's are protobuf; from v1.35 on its informers open
+/// watch-lists), so that settle points could tell that every event reached the controllers:
+/// no watch was unreadable, and each type got somewhere.
+fn gates_followed_every_watch(cluster: &Cluster, release: &str) {
+    use rsmc_conformance::event_gate::GateClient;
+    let local = rsmc_conformance::control_plane::LocalCluster::attach(&cluster.state).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for url in [local.event_gate(), local.gc_gate()] {
+        let gate = GateClient::new(url.expect("the cluster's gates"));
+        let status = runtime.block_on(gate.status()).expect("gate status");
+        let (pods, rs) = (status.delivered.pods, status.delivered.replicasets);
+        assert!(
+            pods.is_some_and(|v| v > 0) && rs.is_some_and(|v| v > 0),
+            "v{release}: the gate at {url:?} cannot tell how far its watches got: {status:?}"
+        );
+    }
 }
 
 /// The same runs as the API server's audit log recorded them, imported (`rsmc import`) and

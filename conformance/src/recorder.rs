@@ -30,6 +30,15 @@ pub enum Resource {
     Pod,
 }
 
+impl From<rsmc_spec::api::Kind> for Resource {
+    fn from(kind: rsmc_spec::api::Kind) -> Resource {
+        match kind {
+            rsmc_spec::api::Kind::ReplicaSet => Resource::ReplicaSet,
+            rsmc_spec::api::Kind::Pod => Resource::Pod,
+        }
+    }
+}
+
 /// One recorded watch event.
 #[derive(Clone, Debug)]
 pub struct Recorded {
@@ -58,6 +67,8 @@ struct Shared {
     events: Vec<Recorded>,
     error: Option<String>,
     last_event: Option<Instant>,
+    /// Per resource, the newest resourceVersion of an event so far, taken or not.
+    newest: HashMap<Resource, u64>,
 }
 
 /// The recording of one namespace.
@@ -125,6 +136,14 @@ impl Recorder {
     pub fn quiet_since(&self, since: std::time::Instant) -> std::time::Duration {
         let last = self.shared.lock().unwrap().last_event;
         quiet_since(last.unwrap_or(self.started), since)
+    }
+
+    /// The newest resourceVersion of the events of `resource` recorded so far (0: none): a
+    /// controller that watches it has every event of the namespace once its watch has
+    /// delivered this version ([`crate::settle`]).
+    pub fn newest_version(&self, resource: Resource) -> u64 {
+        let shared = self.shared.lock().unwrap();
+        shared.newest.get(&resource).copied().unwrap_or(0)
     }
 
     /// Whether an event with exactly this resourceVersion has arrived (a listed object's
@@ -270,6 +289,8 @@ where
                     let mut s = shared.lock().unwrap();
                     s.events.push(recorded);
                     s.last_event = Some(Instant::now());
+                    let newest = s.newest.entry(resource).or_default();
+                    *newest = (*newest).max(rv);
                 }
                 // The server ended the watch (its timeout): reopen where it stopped.
                 Ok(None) => break,

@@ -24,10 +24,14 @@
 //! the quiet window stands in for it. Where the runner can read the work queues of every
 //! controller at work (the local cluster's built-in controller and garbage collector, which
 //! serve their metrics: [`crate::workqueues`]), it reads them instead: the namespace has
-//! settled when, besides 2–4, those queues are idle — nothing waiting, nothing in hand — and
-//! no request of theirs in the namespace failed within the quiet window (they retry it after
-//! a backoff the queues do not show; their event gates see the answers), after a shorter
-//! window without events (the idle window, `rsmc conform --idle-window`, 0.5 s by default).
+//! settled when, besides 2–4, their event gates have passed on to them every event the
+//! runner saw (each gate reads how far each watch it forwards has got:
+//! [`crate::event_gate::progress`]), those queues are idle — nothing waiting, nothing in
+//! hand — and no request of theirs in the namespace failed within the quiet window (they
+//! retry it after a backoff the queues do not show; their event gates see the answers),
+//! after a shorter window without events (the idle window, `rsmc conform --idle-window`,
+//! 0.5 s by default). An event not passed on once the whole quiet window has gone (a watch
+//! the gate cannot follow) leaves the quiet window to decide, as without the queues.
 //! That window is what remains of the old one: the hand-over inside a process, from a watch
 //! event's arrival to the work it queues, which takes milliseconds.
 //! The queues catch what the window alone missed on a loaded machine: a controller whose
@@ -46,6 +50,7 @@ use kube::{Client, ResourceExt};
 use rsmc_oracle::observed::is_ready;
 use rsmc_oracle::scenario::Held;
 use rsmc_spec::api::pattern::{Resource, Verb};
+use rsmc_spec::api::Kind;
 use std::time::{Duration, Instant};
 
 /// How a settle point is waited for.
@@ -146,9 +151,18 @@ pub async fn settle(
         let Some((readable, _)) = &queues else {
             return Ok(listed);
         };
-        match readable.busy(namespace, policy.quiet_window).await {
+        let newest = [Kind::ReplicaSet, Kind::Pod].map(|k| (k, recorder.newest_version(k.into())));
+        match readable.busy(namespace, &newest, policy.quiet_window).await {
             Ok(None) => return Ok(listed),
-            Ok(Some(why)) => {
+            // An event not delivered after the whole quiet window: a watch the gate cannot
+            // follow (a controller that re-listed gets what it missed by its list, which the
+            // gate does not read). As without the queues, the quiet window decides.
+            Ok(Some(Busy::Undelivered(_)))
+                if recorder.quiet_since(started) >= policy.quiet_window =>
+            {
+                return Ok(listed)
+            }
+            Ok(Some(Busy::Undelivered(why) | Busy::Working(why))) => {
                 reason = why;
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
@@ -159,35 +173,64 @@ pub async fn settle(
 }
 
 /// What a settle point reads where it can tell that the controllers are done: their work
-/// queues, and their event gates for requests that failed.
+/// queues, and their event gates for the events they have received and the requests that
+/// failed.
 #[derive(Clone, Copy)]
 pub struct Queues<'a> {
     pub probes: &'a [Probe],
     pub gates: &'a [&'a GateClient],
 }
 
+/// Why a controller may not be done.
+enum Busy {
+    /// An event the runner saw has not reached it yet.
+    Undelivered(String),
+    /// It has work queued or in hand, or a failed request to retry.
+    Working(String),
+}
+
 impl Queues<'_> {
     /// Why some controller is busy with `namespace` or may be (`Ok(None)`: none is), or why
-    /// one cannot be read.
-    async fn busy(&self, namespace: &str, retry_quiet: Duration) -> Result<Option<String>, String> {
-        for p in self.probes {
-            match p.read().await {
-                Reading::Idle => {}
-                Reading::Busy(why) => return Ok(Some(why)),
-                Reading::Unknown(why) => return Err(why),
-            }
-        }
+    /// one cannot be read. `newest`: per type, the newest resourceVersion the runner has seen
+    /// in the namespace. The gates are read before the queues: an event delivered is in a
+    /// queue by the time the queue is read (the informer's hand-over to the queue takes
+    /// microseconds, not the milliseconds of a metrics request).
+    async fn busy(
+        &self,
+        namespace: &str,
+        newest: &[(Kind, u64)],
+        retry_quiet: Duration,
+    ) -> Result<Option<Busy>, String> {
         for g in self.gates {
             let status = g.status().await?;
+            for &(kind, version) in newest {
+                match status.delivered.get(kind) {
+                    Some(delivered) if delivered >= version => {}
+                    Some(delivered) => {
+                        return Ok(Some(Busy::Undelivered(format!(
+                            "a controller has received {} events up to resourceVersion {delivered}, not yet {version}",
+                            rsmc_oracle::scenario::resource_name(kind)
+                        ))))
+                    }
+                    None => return Err("a watch through the gate cannot be read".into()),
+                }
+            }
             let ago = status
                 .failed
                 .get(namespace)
                 .map(|ms| Duration::from_millis(*ms));
             if let Some(ago) = ago.filter(|ago| *ago < retry_quiet) {
-                return Ok(Some(format!(
+                return Ok(Some(Busy::Working(format!(
                     "a request of a controller in the namespace failed {:.1} s ago: it retries after a backoff its queue does not show",
                     ago.as_secs_f64()
-                )));
+                ))));
+            }
+        }
+        for p in self.probes {
+            match p.read().await {
+                Reading::Idle => {}
+                Reading::Busy(why) => return Ok(Some(Busy::Working(why))),
+                Reading::Unknown(why) => return Err(why),
             }
         }
         Ok(None)

@@ -24,10 +24,11 @@
 //!   [`RequestHold`] as JSON: the controller's requests in a namespace that a pattern catches
 //!   wait in the gate until released ([`held_requests`]);
 //! - `GET /rsmc-gate/status`: what is held, how many watches of each type are open (so a
-//!   runner can tell whether the controller watches through the gate at all) and what each
-//!   hold of requests has caught.
+//!   runner can tell whether the controller watches through the gate at all), how far the
+//!   controller's watches have got ([`progress`]) and what each hold of requests has caught.
 
 mod held_requests;
+pub mod progress;
 
 pub use held_requests::{HeldRequests, RequestHold};
 
@@ -46,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -67,6 +68,10 @@ struct Gate {
     held: [watch::Sender<bool>; 2],
     /// Per type: watch responses open through the gate.
     open: [Arc<AtomicUsize>; 2],
+    /// Per type: the newest resourceVersion passed on in any watch ([`progress`]).
+    delivered: [Arc<AtomicU64>; 2],
+    /// Per type: whether some watch could not be read (then `delivered` tells nothing).
+    unreadable: [Arc<AtomicBool>; 2],
     requests: RequestHolds,
     /// Per namespace, when a request in it was last answered with an error (see
     /// [`GateStatus::failed`]).
@@ -96,6 +101,12 @@ pub struct GateStatus {
     /// window after it.
     #[serde(default)]
     pub failed: std::collections::BTreeMap<String, u64>,
+    /// Per type, the newest resourceVersion the gate has passed on to the controller in a
+    /// watch event (or bookmark), `None` where some watch of that type could not be read
+    /// ([`progress`]): events come in resourceVersion order, so the controller has every
+    /// event up to it.
+    #[serde(default)]
+    pub delivered: PerType<Option<u64>>,
 }
 
 /// One value per resource type the gate knows.
@@ -154,6 +165,8 @@ pub async fn serve(
         client: Client::builder(TokioExecutor::new()).build(connector),
         held: [watch::channel(false).0, watch::channel(false).0],
         open: [Arc::default(), Arc::default()],
+        delivered: [Arc::default(), Arc::default()],
+        unreadable: [Arc::default(), Arc::default()],
         requests: RequestHolds::default(),
         failed: Default::default(),
     });
@@ -357,6 +370,11 @@ async fn requests_control(gate: &Gate, call: RequestsCall, body: Incoming) -> Re
 fn status_of(gate: &Gate) -> GateStatus {
     let held = |k: Kind| *gate.held[index(k)].borrow();
     let open = |k: Kind| gate.open[index(k)].load(Ordering::SeqCst);
+    let delivered = |k: Kind| {
+        let i = index(k);
+        (!gate.unreadable[i].load(Ordering::SeqCst))
+            .then(|| gate.delivered[i].load(Ordering::SeqCst))
+    };
     GateStatus {
         held: PerType {
             replicasets: held(Kind::ReplicaSet),
@@ -365,6 +383,10 @@ fn status_of(gate: &Gate) -> GateStatus {
         watches: PerType {
             replicasets: open(Kind::ReplicaSet),
             pods: open(Kind::Pod),
+        },
+        delivered: PerType {
+            replicasets: delivered(Kind::ReplicaSet),
+            pods: delivered(Kind::Pod),
         },
         requests: gate.requests.status(),
         failed: gate
@@ -390,6 +412,10 @@ fn namespace_of(path: &str) -> Option<&str> {
 /// [`gated`].
 async fn forward(gate: &Gate, req: Request<Incoming>) -> Result<Response<Body>, String> {
     let kind = watched(req.uri());
+    let initial_events = req
+        .uri()
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p == "sendInitialEvents=true"));
     let (mut parts, body) = req.into_parts();
     let path = parts
         .uri
@@ -404,6 +430,13 @@ async fn forward(gate: &Gate, req: Request<Incoming>) -> Result<Response<Body>, 
     .parse()
     .map_err(|e| format!("cannot forward {path}: {e}"))?;
     parts.headers.remove(hyper::header::HOST);
+    if kind.is_some() {
+        // A watch the gate reads comes uncompressed: v1.37 gzips a watch-list for a client
+        // that accepts it (`WatchListCompression`), which kube-controller-manager's
+        // transport does. The client reads a plain body as well; only the bytes on the
+        // loopback between gate and server change.
+        parts.headers.remove(hyper::header::ACCEPT_ENCODING);
+    }
     if let Some(auth) = &gate.authorization {
         parts
             .headers
@@ -416,8 +449,16 @@ async fn forward(gate: &Gate, req: Request<Incoming>) -> Result<Response<Body>, 
         .await
         .map_err(|e| format!("the event gate cannot reach the API server: {e}"))?;
     let (parts, body) = resp.into_parts();
+    // Read in the encoding the server chose; a compressed body (a v1.37 watch-list whose
+    // client accepts gzip) is not read.
+    let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let plain = header(hyper::header::CONTENT_ENCODING).is_none_or(|e| e == "identity");
+    let reader = header(hyper::header::CONTENT_TYPE)
+        .and_then(progress::Format::of)
+        .filter(|_| plain)
+        .map(|format| progress::Progress::new(format, initial_events));
     let body = match kind {
-        Some(kind) if parts.status.is_success() => gated(gate, kind, body),
+        Some(kind) if parts.status.is_success() => gated(gate, kind, reader, body),
         _ => body.boxed(),
     };
     Ok(Response::from_parts(parts, body))
@@ -434,8 +475,15 @@ impl Drop for Open {
 
 /// A watch response that waits while its type is held. The upstream body is read eagerly
 /// into a queue (the API server must never see a slow watcher: it would end the watch), and
-/// each frame is passed on only when the type is not held, in order.
-fn gated(gate: &Gate, kind: Kind, upstream: Incoming) -> Body {
+/// each frame is passed on only when the type is not held, in order, read on its way by
+/// `progress` for the version it carries the controller to (`None` where the encoding
+/// cannot be read, which makes the type unreadable).
+fn gated(
+    gate: &Gate,
+    kind: Kind,
+    progress: Option<progress::Progress>,
+    upstream: Incoming,
+) -> Body {
     let (tx, rx) = mpsc::unbounded_channel::<Result<Frame<Bytes>, hyper::Error>>();
     tokio::spawn(async move {
         let mut upstream = upstream;
@@ -451,16 +499,58 @@ fn gated(gate: &Gate, kind: Kind, upstream: Incoming) -> Body {
     let counter = gate.open[index(kind)].clone();
     counter.fetch_add(1, Ordering::SeqCst);
     let held = gate.held[index(kind)].subscribe();
+    let reader = Reader {
+        progress,
+        delivered: gate.delivered[index(kind)].clone(),
+        unreadable: gate.unreadable[index(kind)].clone(),
+    };
+    if reader.progress.is_none() {
+        eprintln!(
+            "event gate: cannot read a watch of {} (its encoding)",
+            resource_name(kind)
+        );
+        reader.unreadable.store(true, Ordering::SeqCst);
+    }
     let frames = futures::stream::unfold(
-        (rx, held, Open(counter)),
-        |(mut rx, mut held, open)| async move {
+        (rx, held, Open(counter), reader),
+        |(mut rx, mut held, open, mut reader)| async move {
             let frame = rx.recv().await?;
             // Released, or the gate is going away: pass it on.
             let _ = held.wait_for(|h| !*h).await;
-            Some((frame, (rx, held, open)))
+            if let Some(bytes) = frame.as_ref().ok().and_then(|f| f.data_ref()) {
+                reader.passed_on(bytes);
+            }
+            Some((frame, (rx, held, open, reader)))
         },
     );
     StreamBody::new(frames).boxed()
+}
+
+/// What a watch has passed on, read as it goes by.
+struct Reader {
+    /// `None` once the watch cannot be read.
+    progress: Option<progress::Progress>,
+    delivered: Arc<AtomicU64>,
+    unreadable: Arc<AtomicBool>,
+}
+
+impl Reader {
+    fn passed_on(&mut self, bytes: &[u8]) {
+        let Some(progress) = &mut self.progress else {
+            return;
+        };
+        match progress.feed(bytes) {
+            Ok(Some(version)) => {
+                self.delivered.fetch_max(version, Ordering::SeqCst);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("event gate: cannot tell how far a watch got: {e}");
+                self.unreadable.store(true, Ordering::SeqCst);
+                self.progress = None;
+            }
+        }
+    }
 }
 
 /// The runner's handle on a gate: its control endpoints.
