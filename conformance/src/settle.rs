@@ -149,11 +149,16 @@ pub async fn settle(
             continue;
         }
         let Some((readable, _)) = &queues else {
-            return Ok(listed);
+            if still(client, namespace, &listed).await? {
+                return Ok(listed);
+            }
+            reason = "the namespace changed while it was listed".into();
+            continue;
         };
         let newest = [Kind::ReplicaSet, Kind::Pod].map(|k| (k, recorder.newest_version(k.into())));
         match readable.busy(namespace, &newest, policy.quiet_window).await {
-            Ok(None) => return Ok(listed),
+            Ok(None) if still(client, namespace, &listed).await? => return Ok(listed),
+            Ok(None) => reason = "the namespace changed while it was listed".into(),
             // An event not delivered after the whole quiet window: a watch the gate cannot
             // follow (a controller that re-listed gets what it missed by its list, which the
             // gate does not read). As without the queues, the quiet window decides.
@@ -235,6 +240,26 @@ impl Queues<'_> {
         }
         Ok(None)
     }
+}
+
+/// Whether the namespace is still as `listed`: every object at the same resourceVersion.
+/// ReplicaSets and pods are two lists, not one snapshot: a real kubelet may report a pod
+/// Ready between them, and the controller update the ReplicaSet's status before the pods
+/// are listed, so the ReplicaSet listed is already stale (seen on kind:
+/// e2e-list-and-delete-collection, a settle point with `readyReplicas` 0 beside a Ready
+/// pod, the status update recorded just after). Listed again once nothing moves and the
+/// controllers are idle, the same objects at the same versions are a state that held.
+async fn still(client: &Client, namespace: &str, listed: &Settled) -> Result<bool, kube::Error> {
+    let again = list(client, namespace).await?;
+    let versions = |s: &Settled| {
+        let rs = s
+            .replicasets
+            .iter()
+            .map(|o| (o.uid(), o.resource_version()));
+        let pods = s.pods.iter().map(|o| (o.uid(), o.resource_version()));
+        rs.chain(pods).collect::<std::collections::BTreeSet<_>>()
+    };
+    Ok(versions(&again) == versions(listed))
 }
 
 /// The namespace's ReplicaSets and pods as they are now, and the later of the two lists'
