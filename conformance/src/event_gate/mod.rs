@@ -64,18 +64,31 @@ struct Gate {
     /// send a token to a plain-HTTP server (client-go refuses), so the gate adds it.
     authorization: Option<hyper::header::HeaderValue>,
     client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Incoming>,
-    /// Per type: held or not.
-    held: [watch::Sender<bool>; 2],
-    /// Per type: watch responses open through the gate.
-    open: [Arc<AtomicUsize>; 2],
-    /// Per type: the newest resourceVersion passed on in any watch ([`progress`]).
-    delivered: [Arc<AtomicU64>; 2],
-    /// Per type: whether some watch could not be read (then `delivered` tells nothing).
-    unreadable: [Arc<AtomicBool>; 2],
+    /// Per type ([`index`]): its watches through the gate.
+    watches: [Arc<Watches>; 2],
     requests: RequestHolds,
     /// Per namespace, when a request in it was last answered with an error (see
     /// [`GateStatus::failed`]).
     failed: std::sync::Mutex<std::collections::BTreeMap<String, std::time::Instant>>,
+}
+
+/// What the gate knows of the watches of one resource type.
+#[derive(Default)]
+struct Watches {
+    /// Whether their events are held.
+    held: watch::Sender<bool>,
+    /// How many are open.
+    open: AtomicUsize,
+    /// The newest resourceVersion passed on in any of them ([`progress`]).
+    delivered: AtomicU64,
+    /// Whether some could not be read (then `delivered` tells nothing).
+    unreadable: AtomicBool,
+}
+
+impl Gate {
+    fn watches(&self, kind: Kind) -> &Arc<Watches> {
+        &self.watches[index(kind)]
+    }
 }
 
 fn index(kind: Kind) -> usize {
@@ -163,10 +176,7 @@ pub async fn serve(
         upstream,
         authorization,
         client: Client::builder(TokioExecutor::new()).build(connector),
-        held: [watch::channel(false).0, watch::channel(false).0],
-        open: [Arc::default(), Arc::default()],
-        delivered: [Arc::default(), Arc::default()],
-        unreadable: [Arc::default(), Arc::default()],
+        watches: [Arc::default(), Arc::default()],
         requests: RequestHolds::default(),
         failed: Default::default(),
     });
@@ -272,17 +282,17 @@ async fn control(gate: &Gate, req: Request<Incoming>) -> Response<Body> {
         (&Method::PUT, ["hold", name]) | (&Method::PUT, ["release", name]) if kind(name).is_some() => {
             let k = kind(name).expect("checked");
             let hold = parts[0] == "hold";
-            gate.held[index(k)].send_replace(hold);
+            gate.watches(k).held.send_replace(hold);
             eprintln!(
                 "event gate: {} {name} watch events ({} watches open)",
                 if hold { "holding" } else { "releasing" },
-                gate.open[index(k)].load(Ordering::SeqCst)
+                gate.watches(k).open.load(Ordering::SeqCst)
             );
             text(StatusCode::OK, String::new())
         }
         (&Method::PUT, ["release"]) => {
             for k in KINDS {
-                gate.held[index(k)].send_replace(false);
+                gate.watches(k).held.send_replace(false);
             }
             gate.requests.release_all();
             eprintln!("event gate: releasing everything");
@@ -368,12 +378,11 @@ async fn requests_control(gate: &Gate, call: RequestsCall, body: Incoming) -> Re
 }
 
 fn status_of(gate: &Gate) -> GateStatus {
-    let held = |k: Kind| *gate.held[index(k)].borrow();
-    let open = |k: Kind| gate.open[index(k)].load(Ordering::SeqCst);
+    let held = |k: Kind| *gate.watches(k).held.borrow();
+    let open = |k: Kind| gate.watches(k).open.load(Ordering::SeqCst);
     let delivered = |k: Kind| {
-        let i = index(k);
-        (!gate.unreadable[i].load(Ordering::SeqCst))
-            .then(|| gate.delivered[i].load(Ordering::SeqCst))
+        let w = gate.watches(k);
+        (!w.unreadable.load(Ordering::SeqCst)).then(|| w.delivered.load(Ordering::SeqCst))
     };
     GateStatus {
         held: PerType {
@@ -464,15 +473,6 @@ async fn forward(gate: &Gate, req: Request<Incoming>) -> Result<Response<Body>, 
     Ok(Response::from_parts(parts, body))
 }
 
-/// Counts a watch as open while its response lives.
-struct Open(Arc<AtomicUsize>);
-
-impl Drop for Open {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
 /// A watch response that waits while its type is held. The upstream body is read eagerly
 /// into a queue (the API server must never see a slow watcher: it would end the watch), and
 /// each frame is passed on only when the type is not held, in order, read on its way by
@@ -496,42 +496,43 @@ fn gated(
             }
         }
     });
-    let counter = gate.open[index(kind)].clone();
-    counter.fetch_add(1, Ordering::SeqCst);
-    let held = gate.held[index(kind)].subscribe();
-    let reader = Reader {
-        progress,
-        delivered: gate.delivered[index(kind)].clone(),
-        unreadable: gate.unreadable[index(kind)].clone(),
-    };
-    if reader.progress.is_none() {
+    let watches = gate.watches(kind).clone();
+    watches.open.fetch_add(1, Ordering::SeqCst);
+    let held = watches.held.subscribe();
+    if progress.is_none() {
         eprintln!(
             "event gate: cannot read a watch of {} (its encoding)",
             resource_name(kind)
         );
-        reader.unreadable.store(true, Ordering::SeqCst);
+        watches.unreadable.store(true, Ordering::SeqCst);
     }
+    let reader = Reader { progress, watches };
     let frames = futures::stream::unfold(
-        (rx, held, Open(counter), reader),
-        |(mut rx, mut held, open, mut reader)| async move {
+        (rx, held, reader),
+        |(mut rx, mut held, mut reader)| async move {
             let frame = rx.recv().await?;
             // Released, or the gate is going away: pass it on.
             let _ = held.wait_for(|h| !*h).await;
             if let Some(bytes) = frame.as_ref().ok().and_then(|f| f.data_ref()) {
                 reader.passed_on(bytes);
             }
-            Some((frame, (rx, held, open, reader)))
+            Some((frame, (rx, held, reader)))
         },
     );
     StreamBody::new(frames).boxed()
 }
 
-/// What a watch has passed on, read as it goes by.
+/// A watch being passed on: counted open while it lives, read as it goes by.
 struct Reader {
     /// `None` once the watch cannot be read.
     progress: Option<progress::Progress>,
-    delivered: Arc<AtomicU64>,
-    unreadable: Arc<AtomicBool>,
+    watches: Arc<Watches>,
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        self.watches.open.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Reader {
@@ -541,12 +542,12 @@ impl Reader {
         };
         match progress.feed(bytes) {
             Ok(Some(version)) => {
-                self.delivered.fetch_max(version, Ordering::SeqCst);
+                self.watches.delivered.fetch_max(version, Ordering::SeqCst);
             }
             Ok(None) => {}
             Err(e) => {
                 eprintln!("event gate: cannot tell how far a watch got: {e}");
-                self.unreadable.store(true, Ordering::SeqCst);
+                self.watches.unreadable.store(true, Ordering::SeqCst);
                 self.progress = None;
             }
         }
