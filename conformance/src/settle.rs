@@ -148,32 +148,44 @@ pub async fn settle(
             tokio::time::sleep(Duration::from_millis(200)).await;
             continue;
         }
-        let Some((readable, _)) = &queues else {
-            if still(client, namespace, &listed).await? {
-                return Ok(listed);
+        // Whether the controllers are done, as far as the queues (if read) tell.
+        let done = match &queues {
+            None => true,
+            Some((readable, _)) => {
+                let newest =
+                    [Kind::ReplicaSet, Kind::Pod].map(|k| (k, recorder.newest_version(k.into())));
+                match readable.busy(namespace, &newest, policy.quiet_window).await {
+                    Ok(None) => true,
+                    // An event not delivered after the whole quiet window: a watch the gate
+                    // cannot follow (a controller that re-listed gets what it missed by its
+                    // list, which the gate does not read). As without the queues, the quiet
+                    // window decides.
+                    Ok(Some(Busy::Undelivered(_)))
+                        if recorder.quiet_since(started) >= policy.quiet_window =>
+                    {
+                        true
+                    }
+                    Ok(Some(Busy::Undelivered(why) | Busy::Working(why))) => {
+                        reason = why;
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        false
+                    }
+                    // Unreadable now (a controller starting): the quiet window, as without
+                    // queues.
+                    Err(_) => {
+                        queues = None;
+                        false
+                    }
+                }
             }
-            reason = "the namespace changed while it was listed".into();
-            continue;
         };
-        let newest = [Kind::ReplicaSet, Kind::Pod].map(|k| (k, recorder.newest_version(k.into())));
-        match readable.busy(namespace, &newest, policy.quiet_window).await {
-            Ok(None) if still(client, namespace, &listed).await? => return Ok(listed),
-            Ok(None) => reason = "the namespace changed while it was listed".into(),
-            // An event not delivered after the whole quiet window: a watch the gate cannot
-            // follow (a controller that re-listed gets what it missed by its list, which the
-            // gate does not read). As without the queues, the quiet window decides.
-            Ok(Some(Busy::Undelivered(_)))
-                if recorder.quiet_since(started) >= policy.quiet_window =>
-            {
-                return Ok(listed)
-            }
-            Ok(Some(Busy::Undelivered(why) | Busy::Working(why))) => {
-                reason = why;
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            // Unreadable now (a controller starting): the quiet window, as without queues.
-            Err(_) => queues = None,
+        if !done {
+            continue;
         }
+        if still(client, namespace, &listed).await? {
+            return Ok(listed);
+        }
+        reason = "the namespace changed while it was listed".into();
     }
 }
 
