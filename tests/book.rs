@@ -361,6 +361,9 @@ fn every_rsmc_command_shown_parses_and_the_runnable_ones_run() {
     let mut failed = Vec::new();
     let mut ran = 0;
     for (page, text) in pages() {
+        // A page's commands run in order in one checkout, as its reader runs them: a later
+        // command may read what an earlier one wrote (an import, then its judgement).
+        let scratch = scratch_checkout();
         for (args, expected, mark) in commands(&text) {
             let shown_command = format!("{}: rsmc {}", shown(&page), args.join(" "));
             let subcommand = args.first().map(String::as_str).unwrap_or_default();
@@ -391,7 +394,14 @@ fn every_rsmc_command_shown_parses_and_the_runnable_ones_run() {
             if mark == Mark::ParsesOnly {
                 continue;
             }
-            let scratch = scratch_checkout();
+            // What a command the test runs writes must go with the scratch checkout: one that
+            // wrote to /tmp once left its files behind after every run of the suite.
+            if let Some(path) = args.iter().find(|a| a.starts_with('/')) {
+                failed.push(format!(
+                    "{shown_command}: runs here but names the absolute path {path}: what it writes would be left behind; name a path in the checkout (target/…)"
+                ));
+                continue;
+            }
             let run = rsmc()
                 .args(&args)
                 .current_dir(scratch.path())
