@@ -76,11 +76,9 @@ pub struct ConformArgs {
     /// every controller at work can be read (the built-in controller and the garbage
     /// collector, nothing held at the gates), settle once they are idle and no watch event
     /// has come for this many seconds, instead of the quiet window. `off`: wait out the
-    /// quiet window at every settle point. Default: 0.5 with played kubelets, `off` with
-    /// real ones (`--kubelet real`: a kind run once settled before the controller's status
-    /// update for a pod that had become Ready, with its queues read as idle).
-    #[arg(long, value_name = "SECONDS|off")]
-    pub idle_window: Option<IdleWindow>,
+    /// quiet window at every settle point.
+    #[arg(long, value_name = "SECONDS|off", default_value = "0.5")]
+    pub idle_window: IdleWindow,
     /// Seconds a settle point may take before the scenario fails.
     #[arg(long, default_value_t = 60)]
     pub settle_timeout: u64,
@@ -437,11 +435,7 @@ async fn conform(args: &ConformArgs) -> i32 {
         controllers: AsyncMutex::new(controllers),
         policy: SettlePolicy {
             quiet_window: Duration::from_secs_f64(args.quiet_window),
-            idle_window: match args.idle_window {
-                Some(IdleWindow(window)) => window,
-                None if args.kubelet == KubeletArg::Real => None,
-                None => Some(Duration::from_millis(500)),
-            },
+            idle_window: args.idle_window.0,
             timeout: Duration::from_secs(args.settle_timeout),
         },
         write_pause: Duration::from_secs_f64(args.write_pause),
