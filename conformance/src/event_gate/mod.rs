@@ -458,16 +458,18 @@ async fn forward(gate: &Gate, req: Request<Incoming>) -> Result<Response<Body>, 
         .await
         .map_err(|e| format!("the event gate cannot reach the API server: {e}"))?;
     let (parts, body) = resp.into_parts();
-    // Read in the encoding the server chose; a compressed body (a v1.37 watch-list whose
-    // client accepts gzip) is not read.
-    let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    let plain = header(hyper::header::CONTENT_ENCODING).is_none_or(|e| e == "identity");
-    let reader = header(hyper::header::CONTENT_TYPE)
-        .and_then(progress::Format::of)
-        .filter(|_| plain)
-        .map(|format| progress::Progress::new(format, initial_events));
     let body = match kind {
-        Some(kind) if parts.status.is_success() => gated(gate, kind, reader, body),
+        Some(kind) if parts.status.is_success() => {
+            // Read in the encoding the server chose; a compressed body (a v1.37 watch-list
+            // whose client accepts gzip) is not read.
+            let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
+            let plain = header(hyper::header::CONTENT_ENCODING).is_none_or(|e| e == "identity");
+            let reader = header(hyper::header::CONTENT_TYPE)
+                .and_then(progress::Format::of)
+                .filter(|_| plain)
+                .map(|format| progress::Progress::new(format, initial_events));
+            gated(gate, kind, reader, body)
+        }
         _ => body.boxed(),
     };
     Ok(Response::from_parts(parts, body))
