@@ -21,16 +21,20 @@ use std::sync::LazyLock;
 use tokio::process::Command;
 
 /// Run `program` (kubectl) against a namespace; stdout and stderr together, as a terminal
-/// shows them.
+/// shows them. `cache_dir`: kubectl's `--cache-dir`, where it is not kubectl's default.
 pub async fn kubectl(
     program: &Path,
     kubeconfig: &Path,
+    cache_dir: Option<&Path>,
     namespace: &str,
     args: &[&str],
 ) -> Result<String, String> {
-    let out = Command::new(program)
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
+    let mut command = Command::new(program);
+    command.arg("--kubeconfig").arg(kubeconfig);
+    if let Some(dir) = cache_dir {
+        command.arg("--cache-dir").arg(dir);
+    }
+    let out = command
         .arg("--namespace")
         .arg(namespace)
         .args(args)

@@ -45,6 +45,11 @@ pub struct Target {
     /// The kubectl whose output the views show: the local cluster's own release's, else
     /// the one on PATH.
     pub kubectl: PathBuf,
+    /// Whether each settle point's kubectl views are taken (`rsmc conform --no-views`: not).
+    pub views: bool,
+    /// kubectl's `--cache-dir`: the local cluster's ([`crate::control_plane::LocalCluster::kubectl_cache_dir`]);
+    /// `None`, kubectl's default, elsewhere.
+    pub kubectl_cache: Option<PathBuf>,
     pub controllers: AsyncMutex<Controllers>,
     pub policy: SettlePolicy,
     /// How long the runner waits before each of its own writes. The model lets the
@@ -106,7 +111,10 @@ pub struct ScenarioRun {
     pub error: Option<RunError>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
+    /// The views of each settle point reached; none with `--no-views`.
     pub views: Vec<Views>,
+    /// How many settle points the run reached.
+    pub settle_points: usize,
     /// For a scenario that forces a catalogued race (`reproduces`): whether the cluster took
     /// it, judged on the recording (set with the verdict).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -238,6 +246,7 @@ pub async fn run(target: &Target, prepared: &Prepared) -> ScenarioRun {
         error: None,
         verdict: None,
         views: Vec::new(),
+        settle_points: 0,
         reproduction: None,
         observed: None,
         stopped_at: None,
@@ -547,8 +556,11 @@ async fn take_steps(
                     .await
                     .map_err(|e| broken(format!("{label}: {e}")))?;
                 let events = recorder.take_segment(settled.resource_version);
-                out.views
-                    .push(views(target, &ns, &settled, index == last_settle).await);
+                out.settle_points += 1;
+                if target.views {
+                    out.views
+                        .push(views(target, &ns, &settled, index == last_settle).await);
+                }
                 segments.push(RawSegment {
                     events: Some(events),
                     refused: std::mem::take(&mut refused),
@@ -795,8 +807,15 @@ fn snapshot(settled: &Settled) -> RawSnapshot {
 
 /// The kubectl views of a settled namespace and the model's rendering of the same objects.
 async fn views(target: &Target, ns: &str, settled: &Settled, last: bool) -> Views {
-    let get =
-        |args: &'static [&'static str]| kubectl(&target.kubectl, &target.kubeconfig, ns, args);
+    let get = |args: &'static [&'static str]| {
+        kubectl(
+            &target.kubectl,
+            &target.kubeconfig,
+            target.kubectl_cache.as_deref(),
+            ns,
+            args,
+        )
+    };
     // The status line where the namespace has a ReplicaSet (`render::rs_views_of`).
     let any_rs = !settled.replicasets.is_empty();
     let status = async {

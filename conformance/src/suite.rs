@@ -202,7 +202,9 @@ pub fn write_report(dir: &Path, results: &[ScenarioRun]) -> std::io::Result<()> 
             )?;
         }
         std::fs::write(&verdict, render(r))?;
-        std::fs::write(&views, render_views(r))?;
+        if !r.views.is_empty() {
+            std::fs::write(&views, render_views(r))?;
+        }
     }
     std::fs::write(
         dir.join("summary.json"),

@@ -63,9 +63,13 @@ impl Cluster {
     }
 
     pub fn kubectl(&self, args: &[&str]) -> String {
+        // The discovery cache in the state directory, as `rsmc conform` keeps it
+        // (`LocalCluster::kubectl_cache_dir`), not one more directory in ~/.kube/cache.
         let o = Command::new("kubectl")
             .arg("--kubeconfig")
             .arg(self.kubeconfig())
+            .arg("--cache-dir")
+            .arg(self.state.join("kubectl-cache"))
             .args(args)
             .output()
             .expect("kubectl runs");
@@ -256,21 +260,40 @@ pub fn conform(
     report: &Path,
 ) -> (Vec<Value>, Option<i32>, String) {
     let _ = std::fs::remove_dir_all(report);
-    let o = rsmc(
-        &[
-            &[
-                "conform",
-                "--local",
-                "--json",
-                "--report",
-                report.to_str().unwrap(),
-                "--junit",
-                report.join("junit.xml").to_str().unwrap(),
-            ],
-            args,
-        ]
-        .concat(),
-        &cluster.state,
+    // A home of its own, which the run must leave as it found it: kubectl's discovery cache
+    // goes to the cluster's state directory (`LocalCluster::kubectl_cache_dir`), not to one
+    // more directory of ~/.kube/cache per cluster.
+    let home = report.with_extension("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let o = Command::new(RSMC)
+        .args(
+            [
+                &[
+                    "conform",
+                    "--local",
+                    "--json",
+                    "--report",
+                    report.to_str().unwrap(),
+                    "--junit",
+                    report.join("junit.xml").to_str().unwrap(),
+                ],
+                args,
+            ]
+            .concat(),
+        )
+        .env("RSMC_CLUSTER_DIR", &cluster.state)
+        .env("HOME", &home)
+        .output()
+        .expect("rsmc runs");
+    let left: Vec<PathBuf> = std::fs::read_dir(&home)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let _ = std::fs::remove_dir_all(&home);
+    assert!(
+        left.is_empty(),
+        "the run left {left:?} in its $HOME:\n{}",
+        text(&o)
     );
     let runs: Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("conform --json printed no JSON ({e}):\n{}", text(&o)));

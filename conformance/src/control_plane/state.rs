@@ -39,7 +39,7 @@ pub struct Layout {
 /// The cluster's files, which `up` and `down` remove (and nothing else, so a state
 /// directory pointed at a directory holding other files never loses them). The logs and
 /// the lock are handled separately.
-const ENTRIES: [&str; 11] = [
+const ENTRIES: [&str; 12] = [
     "cluster.json",
     "cluster.json.tmp",
     "kubeconfig",
@@ -51,6 +51,7 @@ const ENTRIES: [&str; 11] = [
     "audit-policy.yaml",
     "kind.yaml",
     "kind-admin.kubeconfig",
+    "kubectl-cache",
 ];
 
 impl Layout {
@@ -106,6 +107,11 @@ impl Layout {
         self.dir.join("gc.kubeconfig")
     }
 
+    /// kubectl's discovery cache for this cluster (`--cache-dir`; see
+    /// `LocalCluster::kubectl_cache_dir`).
+    pub fn kubectl_cache(&self) -> PathBuf {
+        self.dir.join("kubectl-cache")
+    }
     pub fn kubeconfig(&self) -> PathBuf {
         self.dir.join("kubeconfig")
     }
