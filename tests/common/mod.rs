@@ -262,9 +262,13 @@ pub fn conform(
     let _ = std::fs::remove_dir_all(report);
     // A home of its own, which the run must leave as it found it: kubectl's discovery cache
     // goes to the cluster's state directory (`LocalCluster::kubectl_cache_dir`), not to one
-    // more directory of ~/.kube/cache per cluster.
+    // more directory of ~/.kube/cache per cluster. rsmc's own cache (the binaries, kind's
+    // engine) stays where it is, as a user's does.
     let home = report.with_extension("home");
     std::fs::create_dir_all(&home).unwrap();
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache"));
     let o = Command::new(RSMC)
         .args(
             [
@@ -283,6 +287,7 @@ pub fn conform(
         )
         .env("RSMC_CLUSTER_DIR", &cluster.state)
         .env("HOME", &home)
+        .env("XDG_CACHE_HOME", &cache)
         .output()
         .expect("rsmc runs");
     let left: Vec<PathBuf> = std::fs::read_dir(&home)
