@@ -8,6 +8,7 @@ use kube::Client;
 use rsmc_conformance::control_plane::{self, LocalCluster};
 use rsmc_conformance::controller::{Controllers, Implementation};
 use rsmc_conformance::event_gate::GateClient;
+use rsmc_conformance::kubectl::Kubectl;
 use rsmc_conformance::kubelet;
 use rsmc_conformance::run::{delete_namespaces, ScenarioRun, Target, NAMESPACE_DELETION_TIMEOUT};
 use rsmc_conformance::settle::SettlePolicy;
@@ -389,10 +390,16 @@ async fn conform(args: &ConformArgs) -> i32 {
         Some(d) => d.join("controller-logs"),
         None => std::env::temp_dir().join(format!("rsmc-conform-{}", std::process::id())),
     };
-    let (kubectl, kubectl_cache) = match &local {
-        Some(l) => (l.kubectl(), Some(l.kubectl_cache_dir())),
-        None => (PathBuf::from("kubectl"), None),
-    };
+    let views = (!args.no_views).then(|| match &local {
+        Some(l) => Kubectl {
+            program: l.kubectl(),
+            cache_dir: Some(l.kubectl_cache_dir()),
+        },
+        None => Kubectl {
+            program: PathBuf::from("kubectl"),
+            cache_dir: None,
+        },
+    });
     // The controller managers whose work queues a settle point can read.
     let probes = match local.as_ref().map(workqueues::Probe::of_cluster) {
         Some(Err(e)) => return bad(e),
@@ -437,9 +444,7 @@ async fn conform(args: &ConformArgs) -> i32 {
     let target = Arc::new(Target {
         client: client.clone(),
         kubeconfig: kubeconfig.clone(),
-        kubectl,
-        kubectl_cache,
-        views: !args.no_views,
+        views,
         controllers: AsyncMutex::new(controllers),
         policy: SettlePolicy {
             quiet_window: Duration::from_secs_f64(args.quiet_window),

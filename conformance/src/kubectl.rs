@@ -16,22 +16,31 @@
 
 use regex::Regex;
 use rsmc_oracle::render;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 use tokio::process::Command;
 
-/// Run `program` (kubectl) against a namespace; stdout and stderr together, as a terminal
-/// shows them. `cache_dir`: kubectl's `--cache-dir`, where it is not kubectl's default.
+/// The kubectl whose output the views show.
+pub struct Kubectl {
+    /// The local cluster's own release's, else the one on PATH.
+    pub program: PathBuf,
+    /// Its `--cache-dir`: the local cluster's
+    /// ([`crate::control_plane::LocalCluster::kubectl_cache_dir`]); `None`, kubectl's
+    /// default, elsewhere.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Run `kubectl` against a namespace; stdout and stderr together, as a terminal shows them.
 pub async fn kubectl(
-    program: &Path,
+    kubectl: &Kubectl,
     kubeconfig: &Path,
-    cache_dir: Option<&Path>,
     namespace: &str,
     args: &[&str],
 ) -> Result<String, String> {
+    let program = &kubectl.program;
     let mut command = Command::new(program);
     command.arg("--kubeconfig").arg(kubeconfig);
-    if let Some(dir) = cache_dir {
+    if let Some(dir) = &kubectl.cache_dir {
         command.arg("--cache-dir").arg(dir);
     }
     let out = command

@@ -4,7 +4,7 @@
 use crate::await_step;
 use crate::controller::Controllers;
 use crate::event_gate::{GateClient, RequestHold, RequestsCall};
-use crate::kubectl::{kubectl, normalise_describe, normalise_table};
+use crate::kubectl::{kubectl, normalise_describe, normalise_table, Kubectl};
 use crate::kubelet;
 use crate::mark::{self, Mark};
 use crate::recorder::Recorder;
@@ -42,14 +42,9 @@ const EXPIRY_MARGIN: Duration = Duration::from_secs(5);
 pub struct Target {
     pub client: Client,
     pub kubeconfig: PathBuf,
-    /// The kubectl whose output the views show: the local cluster's own release's, else
-    /// the one on PATH.
-    pub kubectl: PathBuf,
-    /// Whether each settle point's kubectl views are taken (`rsmc conform --no-views`: not).
-    pub views: bool,
-    /// kubectl's `--cache-dir`: the local cluster's ([`crate::control_plane::LocalCluster::kubectl_cache_dir`]);
-    /// `None`, kubectl's default, elsewhere.
-    pub kubectl_cache: Option<PathBuf>,
+    /// The kubectl that takes each settle point's views; `None`: no views are taken
+    /// (`rsmc conform --no-views`).
+    pub views: Option<Kubectl>,
     pub controllers: AsyncMutex<Controllers>,
     pub policy: SettlePolicy,
     /// How long the runner waits before each of its own writes. The model lets the
@@ -557,9 +552,10 @@ async fn take_steps(
                     .map_err(|e| broken(format!("{label}: {e}")))?;
                 let events = recorder.take_segment(settled.resource_version);
                 out.settle_points += 1;
-                if target.views {
+                if let Some(kubectl) = &target.views {
+                    let last = index == last_settle;
                     out.views
-                        .push(views(target, &ns, &settled, index == last_settle).await);
+                        .push(views(target, kubectl, &ns, &settled, last).await);
                 }
                 segments.push(RawSegment {
                     events: Some(events),
@@ -806,16 +802,14 @@ fn snapshot(settled: &Settled) -> RawSnapshot {
 }
 
 /// The kubectl views of a settled namespace and the model's rendering of the same objects.
-async fn views(target: &Target, ns: &str, settled: &Settled, last: bool) -> Views {
-    let get = |args: &'static [&'static str]| {
-        kubectl(
-            &target.kubectl,
-            &target.kubeconfig,
-            target.kubectl_cache.as_deref(),
-            ns,
-            args,
-        )
-    };
+async fn views(
+    target: &Target,
+    program: &Kubectl,
+    ns: &str,
+    settled: &Settled,
+    last: bool,
+) -> Views {
+    let get = |args: &'static [&'static str]| kubectl(program, &target.kubeconfig, ns, args);
     // The status line where the namespace has a ReplicaSet (`render::rs_views_of`).
     let any_rs = !settled.replicasets.is_empty();
     let status = async {

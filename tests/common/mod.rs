@@ -65,11 +65,13 @@ impl Cluster {
     pub fn kubectl(&self, args: &[&str]) -> String {
         // The discovery cache in the state directory, as `rsmc conform` keeps it
         // (`LocalCluster::kubectl_cache_dir`), not one more directory in ~/.kube/cache.
+        let cache =
+            rsmc_conformance::control_plane::state::Layout::new(self.state.clone()).kubectl_cache();
         let o = Command::new("kubectl")
             .arg("--kubeconfig")
             .arg(self.kubeconfig())
             .arg("--cache-dir")
-            .arg(self.state.join("kubectl-cache"))
+            .arg(cache)
             .args(args)
             .output()
             .expect("kubectl runs");
