@@ -5,9 +5,9 @@
 //! an audit log's writes back in commit order as far as the log tells it:
 //! - [`concurrent_writes_in_commit_order`], on requests: of two writes to the same object
 //!   that ran at the same time, the one its answer puts at the lower version goes first;
-//! - [`removals_after_concurrent_writes`], on requests: a removal done by an update that
-//!   emptied the finalizers goes after the writes to the same object that committed before
-//!   it;
+//! - [`removals_after_concurrent_writes`], on requests: a removal (a delete that removed the
+//!   object at once, or an update that emptied the finalizers) goes after the writes to the
+//!   same object that committed before it;
 //! - [`in_commit_order`], on the events of one segment.
 
 use super::entry::{Entry, Request};
@@ -61,7 +61,7 @@ type ObjectId<'a> = (rsmc_spec::api::Kind, Option<&'a str>, &'a Value);
 /// already) and for a removal-by-update (whose answer carries the version it read).
 fn committed_version(entry: &Entry) -> Option<(ObjectId<'_>, u64, k8s_openapi::jiff::Timestamp)> {
     let Entry::Write(w) = entry else { return None };
-    if !(w.seen.is_empty() && w.accepted()) || removal_by_update(entry).is_some() {
+    if !(w.seen.is_empty() && w.accepted()) || removal(entry).is_some_and(|r| r.read.is_some()) {
         return None;
     }
     let answer = w.response.as_ref()?;
@@ -77,30 +77,40 @@ fn answered_at(entry: &Entry) -> k8s_openapi::jiff::Timestamp {
     }
 }
 
-/// The entries with every write that committed before a removal-by-update put before it.
+/// The entries with every write that committed before a removal put before it.
 ///
-/// An update or patch that takes the last finalizer off an object marked for deletion does
-/// not write it: the API server computes the update on the object it read, sees no
-/// finalizer left and then deletes the object by key (`Store.Update` calling
-/// `Store.deleteWithoutFinalizers` in the apiserver's `registry/generic/registry/store.go`).
-/// That delete carries only the update's preconditions, which for a patch hold no
-/// resourceVersion, so a write that commits between the read and the delete is committed
-/// before the removal and then removed with the object; the removal's answer is still the
-/// object as the update computed it, at the version it read. Its answer can complete before
-/// that write's: the garbage collector's patch removing `orphan` answered at version 457
-/// 0.2 ms before the controller's status update answered with version 458 of the same
-/// ReplicaSet (v1.20.2). So can a write that changed nothing, answered with the version the
-/// removal read: the controller's status update, identical to what was stored, answered
-/// with version 1506 0.8 ms after the collector's patch that read 1506 removed the ReplicaSet
-/// (v1.20.2, 2026-12-03; applied after the removal, it wrote an object the log no longer had,
-/// and the suite's re-judging of its audit log failed at random). Such a write — to the same
-/// object (UID), answered with the version the removal read or a later one, its request in
-/// before the removal's answer completed — is moved before the removal: after the removal
-/// it would have been refused NotFound. Entries a watch stream gave ([`Request::seen`]) are in commit order already.
+/// A write to an object that succeeded committed before the object was removed: after the
+/// removal it would have been refused NotFound (an update of a ReplicaSet or a pod does not
+/// create it, and a created one has another UID). Its answer can still complete after the
+/// removal's, so the log lists it after. Two kinds of request remove an object:
+/// - a delete that removes it at once (a ReplicaSet deleted with no finalizer to wait for,
+///   a pod at grace period 0 without finalizers). A user's background delete of a ReplicaSet
+///   answered 0.3 ms before the controller's status update that changed nothing, whose
+///   request had come in before (v1.35.4, 2026-12-06): applied in the log's order, the
+///   update wrote a ReplicaSet the log no longer had, and the re-import of the suite's audit
+///   log failed at random. Such a delete answers with a `Status` whose details carry the
+///   removed object's UID (`(*Store).finalizeDelete` in the apiserver's
+///   `registry/generic/registry/store.go`), or with the object (pods: `ReturnDeletedObject`);
+/// - an update or patch that takes the last finalizer off an object marked for deletion.
+///   The API server computes the update on the object it read, sees no finalizer left and
+///   then deletes the object by key (`Store.Update` calling `Store.deleteWithoutFinalizers`
+///   in the same file). That delete carries only the update's preconditions, which for a
+///   patch hold no resourceVersion, so a write that commits between the read and the delete
+///   is committed before the removal and then removed with the object; the removal's answer
+///   is still the object as the update computed it, at the version it read. The garbage
+///   collector's patch removing `orphan` answered at version 457 0.2 ms before the
+///   controller's status update answered with version 458 of the same ReplicaSet (v1.20.2);
+///   a status update that changed nothing answered with version 1506 0.8 ms after the
+///   collector's patch that read 1506 removed the ReplicaSet (v1.20.2, 2026-12-03).
+///
+/// Such a write — to the same object (UID), accepted, its request in before the removal's
+/// answer completed (and, after a removal-by-update, answered with the version the removal
+/// read or a later one) — is moved before the removal. Entries a watch stream gave
+/// ([`Request::seen`]) are in commit order already.
 pub(super) fn removals_after_concurrent_writes(mut entries: Vec<Entry>) -> Vec<Entry> {
     let mut i = 0;
     while i < entries.len() {
-        let Some(removal) = removal_by_update(&entries[i]) else {
+        let Some(removal) = removal(&entries[i]) else {
             i += 1;
             continue;
         };
@@ -118,29 +128,44 @@ pub(super) fn removals_after_concurrent_writes(mut entries: Vec<Entry>) -> Vec<E
     entries
 }
 
-/// A removal-by-update: what it removed and what its answer says.
+/// A request that removed its object: what it removed and what its answer says.
 struct Removal {
     kind: rsmc_spec::api::Kind,
     name: Option<String>,
     uid: Value,
-    /// The version the update read, which its answer carries.
-    read: u64,
+    /// For a removal-by-update, the version the update read, which its answer carries; a
+    /// write committed before it answers with that version or a later one. `None` for a
+    /// delete.
+    read: Option<u64>,
     /// When its answer completed.
     at: k8s_openapi::jiff::Timestamp,
 }
 
-fn removal_by_update(entry: &Entry) -> Option<Removal> {
+/// The removal `entry` made, if it removed its object (see
+/// [`removals_after_concurrent_writes`]).
+fn removal(entry: &Entry) -> Option<Removal> {
     let Entry::Write(r) = entry else { return None };
     let answer = r.response.as_ref()?;
-    let by_update = matches!(r.verb.as_str(), "update" | "patch") && r.subresource.is_none();
-    if !(r.seen.is_empty() && r.accepted() && by_update && removed(r.kind, answer)) {
+    if !(r.seen.is_empty() && r.accepted() && r.subresource.is_none()) {
+        return None;
+    }
+    let (uid, read) = match (r.verb.as_str(), answer["kind"].as_str()) {
+        ("delete", Some("Status")) => (answer.pointer("/details/uid")?.clone(), None),
+        ("delete", _) if removed(r.kind, answer) => (answer["metadata"]["uid"].clone(), None),
+        ("update" | "patch", _) if removed(r.kind, answer) => (
+            answer["metadata"]["uid"].clone(),
+            Some(answered_version(r)?),
+        ),
+        _ => return None,
+    };
+    if uid.is_null() {
         return None;
     }
     Some(Removal {
         kind: r.kind,
         name: r.name.clone(),
-        uid: answer["metadata"]["uid"].clone(),
-        read: answered_version(r)?,
+        uid,
+        read,
         at: r.at,
     })
 }
@@ -151,11 +176,11 @@ fn committed_before(entry: &Entry, removal: &Removal) -> bool {
     let same_object = w.kind == removal.kind
         && w.name == removal.name
         && w.response.as_ref().map(|a| &a["metadata"]["uid"]) == Some(&removal.uid);
-    w.seen.is_empty()
-        && w.accepted()
-        && same_object
-        && w.received <= removal.at
-        && answered_version(w).is_some_and(|v| v >= removal.read)
+    let version_allows = match removal.read {
+        Some(read) => answered_version(w).is_some_and(|v| v >= read),
+        None => true,
+    };
+    w.seen.is_empty() && w.accepted() && same_object && w.received <= removal.at && version_allows
 }
 
 /// The resourceVersion an answer carries.
@@ -211,4 +236,136 @@ pub(super) fn in_commit_order(events: Vec<Unordered<'_>>) -> Vec<RawEvent> {
         .collect();
     keyed.sort_by_key(|(k, _)| *k);
     keyed.into_iter().map(|(_, e)| e).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::writer::Writer;
+    use k8s_openapi::jiff::Timestamp;
+    use rsmc_spec::api::Kind;
+    use serde_json::json;
+
+    /// A time `micros` microseconds into a second of the recording.
+    fn at(micros: i64) -> Timestamp {
+        Timestamp::from_microsecond(1_800_000_000_000_000 + micros).unwrap()
+    }
+
+    /// A write to the ReplicaSet `frontend`, in from `received` to `answered`, answered with
+    /// `response`.
+    fn write(
+        line: usize,
+        writer: Writer,
+        verb: &str,
+        subresource: Option<&str>,
+        (received, answered): (i64, i64),
+        response: Value,
+    ) -> Entry {
+        Entry::Write(Box::new(Request {
+            file: 0,
+            line,
+            writer,
+            or_system: false,
+            user_agent: String::new(),
+            verb: verb.into(),
+            kind: Kind::ReplicaSet,
+            subresource: subresource.map(Into::into),
+            namespace: "ns".into(),
+            name: Some("frontend".into()),
+            code: 200,
+            reason: None,
+            message: String::new(),
+            request: None,
+            response: Some(response),
+            label_selector: None,
+            received: at(received),
+            at: at(answered),
+            seen: Vec::new(),
+        }))
+    }
+
+    /// The ReplicaSet `frontend` of UID `uid` as stored at `version`.
+    fn frontend(uid: &str, version: u64) -> Value {
+        json!({"kind": "ReplicaSet", "metadata": {
+            "name": "frontend", "uid": uid, "resourceVersion": version.to_string()}})
+    }
+
+    /// A user's background delete, answered with the `Status` `(*Store).finalizeDelete`
+    /// writes for an object removed at once.
+    fn background_delete(received: i64, answered: i64) -> Entry {
+        write(
+            1,
+            Writer::Client("admin".into()),
+            "delete",
+            None,
+            (received, answered),
+            json!({"kind": "Status", "status": "Success", "details": {
+                "name": "frontend", "group": "apps", "kind": "replicasets", "uid": "u1"}}),
+        )
+    }
+
+    fn lines(entries: &[Entry]) -> Vec<usize> {
+        entries
+            .iter()
+            .map(|e| match e {
+                Entry::Write(w) => w.line,
+                _ => 0,
+            })
+            .collect()
+    }
+
+    /// As on v1.35.4 (2026-12-06): the controller's status update that changed nothing,
+    /// its request in before the user's delete answered, answered 0.3 ms after it. It
+    /// succeeded, so it came before the removal.
+    #[test]
+    fn a_write_answered_after_a_delete_that_removed_its_object_goes_before_it() {
+        let status = |line, received, answered, uid| {
+            write(
+                line,
+                Writer::ReplicaSetController,
+                "update",
+                Some("status"),
+                (received, answered),
+                frontend(uid, 469),
+            )
+        };
+        let entries = vec![background_delete(0, 1_000), status(2, 900, 1_300, "u1")];
+        assert_eq!(lines(&removals_after_concurrent_writes(entries)), [2, 1]);
+        // In after the delete answered: left where the log has it (the import then says
+        // the log is not one it can read, which is what it is).
+        let entries = vec![background_delete(0, 1_000), status(2, 1_100, 1_300, "u1")];
+        assert_eq!(lines(&removals_after_concurrent_writes(entries)), [1, 2]);
+        // Another object of the same name (recreated): left where it is.
+        let entries = vec![background_delete(0, 1_000), status(2, 900, 1_300, "u2")];
+        assert_eq!(lines(&removals_after_concurrent_writes(entries)), [1, 2]);
+    }
+
+    /// A delete that only marked its object (a finalizer to wait for) removed nothing: a
+    /// write after it stays after it.
+    #[test]
+    fn a_write_after_a_delete_that_only_marked_stays_after_it() {
+        let mut marked = frontend("u1", 470);
+        marked["metadata"]["deletionTimestamp"] = json!("2027-01-15T08:00:00Z");
+        marked["metadata"]["finalizers"] = json!(["orphan"]);
+        let delete = write(
+            1,
+            Writer::Client("admin".into()),
+            "delete",
+            None,
+            (0, 1_000),
+            marked,
+        );
+        let status = write(
+            2,
+            Writer::ReplicaSetController,
+            "update",
+            Some("status"),
+            (900, 1_300),
+            frontend("u1", 471),
+        );
+        assert_eq!(
+            lines(&removals_after_concurrent_writes(vec![delete, status])),
+            [1, 2]
+        );
+    }
 }
