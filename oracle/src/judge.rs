@@ -190,6 +190,14 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Put `note` before the verdict's note, if it has one.
+    fn prepend_note(&mut self, note: String) {
+        self.note = Some(match self.note.take() {
+            Some(n) => format!("{note}; {n}"),
+            None => note,
+        });
+    }
+
     /// Whether every model run that matches the (conforming) recording breaks `property`
     /// ([`Verdict::broken_as_modelled`]): the recording does not show it by itself (a
     /// property of what a sync saw), but every reading of it the model has does.
@@ -352,10 +360,7 @@ pub fn judge_with(
     let none = format!(
         "no reading of the writes the recording does not confirm conforms ({count} readings judged, each write committed or not); shown: the trace as written"
     );
-    verdict.note = Some(match verdict.note.take() {
-        Some(note) => format!("{none}; {note}"),
-        None => none,
-    });
+    verdict.prepend_note(none);
     Ok(verdict)
 }
 
@@ -538,10 +543,7 @@ fn explain(
     };
     match (verdict, d.note) {
         (Ok(mut v), Some(note)) if !v.conforms => {
-            v.note = Some(match v.note.take() {
-                Some(n) => format!("{note}; {n}"),
-                None => note,
-            });
+            v.prepend_note(note);
             Ok(v)
         }
         (verdict, _) => verdict,
@@ -620,44 +622,36 @@ fn witnessed_further_behind(
             observed,
             open_end: false,
         };
-        let (end, explored, readings) = match witness::search(&recording, &explaining(budget), None)
-        {
+        match witness::search(&recording, &explaining(budget), None) {
             Ok(Found::Run {
                 end,
                 explored,
                 readings,
-            }) => (end, explored, readings),
+            }) => {
+                let behind = readings.behind;
+                let mut verdict = witnessed(
+                    &wider,
+                    observed,
+                    &recording,
+                    &end.0,
+                    budget,
+                    (explored, readings),
+                )?;
+                verdict.prepend_note(format!(
+                    "judged by a run of the model whose informers were up to {behind} events behind at a write, where the scenario's maxLag {bound} allows fewer than {bound} (searched with maxLag {lag})"
+                ));
+                return Ok(Further::Found(verdict));
+            }
             // A larger bound allows every run a smaller one does: the largest bound searched
             // decides.
-            Ok(Found::Nothing { .. }) => {
-                further = Further::Nothing;
-                continue;
-            }
+            Ok(Found::Nothing { .. }) => further = Further::Nothing,
             Err(u) => {
                 further = Further::CutShort {
                     lag,
                     exhausted: u.exhausted,
-                };
-                continue;
+                }
             }
-        };
-        let behind = readings.behind;
-        let mut verdict = witnessed(
-            &wider,
-            observed,
-            &recording,
-            &end.0,
-            budget,
-            (explored, readings),
-        )?;
-        let behind = format!(
-            "judged by a run of the model whose informers were up to {behind} events behind at a write, where the scenario's maxLag {bound} allows fewer than {bound} (searched with maxLag {lag})"
-        );
-        verdict.note = Some(match verdict.note {
-            Some(n) => format!("{behind}; {n}"),
-            None => behind,
-        });
-        return Ok(Further::Found(verdict));
+        }
     }
     Ok(further)
 }
