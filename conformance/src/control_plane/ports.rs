@@ -36,24 +36,36 @@ pub struct Reservation {
 impl Reservation {
     /// Waits for the machine-wide lock (`waiting` is called once if another `up` holds it).
     pub fn take(waiting: &dyn Fn(&str)) -> Result<Reservation, ClusterError> {
-        let path = lock_file();
+        Reservation::take_at(&lock_file(), waiting)
+    }
+
+    /// Waits for the lock held on the file at `path`: the machine-wide one for [`take`], a
+    /// private one in the tests, whose waits would otherwise queue behind every cluster the
+    /// suite brings up beside them (one that came up in between held the machine-wide lock
+    /// for 50 s on a loaded machine).
+    ///
+    /// [`take`]: Reservation::take
+    fn take_at(
+        path: &std::path::Path,
+        waiting: &dyn Fn(&str),
+    ) -> Result<Reservation, ClusterError> {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .read(true)
             .write(true)
-            .open(&path)
-            .or_else(|_| File::open(&path))
-            .map_err(|e| ClusterError::io("cannot open the port lock", &path, e))?;
+            .open(path)
+            .or_else(|_| File::open(path))
+            .map_err(|e| ClusterError::io("cannot open the port lock", path, e))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
                 waiting("waiting for another cluster to finish choosing its ports");
                 file.lock()
-                    .map_err(|e| ClusterError::io("cannot lock", &path, e))?;
+                    .map_err(|e| ClusterError::io("cannot lock", path, e))?;
             }
             Err(std::fs::TryLockError::Error(e)) => {
-                return Err(ClusterError::io("cannot lock", &path, e))
+                return Err(ClusterError::io("cannot lock", path, e))
             }
         }
         Ok(Reservation { _lock: file })
@@ -159,11 +171,16 @@ mod tests {
 
     #[test]
     fn a_second_reservation_waits_for_the_first() {
-        let first = Reservation::take(&|_| {}).unwrap();
+        // A lock of its own: the machine-wide one is taken by every cluster the suite brings
+        // up beside this test, and one of them may take it between the two below.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ports.lock");
+        let first = Reservation::take_at(&path, &|_| {}).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
+        let second_path = path.clone();
         let second = std::thread::spawn(move || {
             let told = std::cell::Cell::new(false);
-            let r = Reservation::take(&|_| told.set(true)).unwrap();
+            let r = Reservation::take_at(&second_path, &|_| told.set(true)).unwrap();
             tx.send(()).unwrap();
             drop(r);
             told.get()
