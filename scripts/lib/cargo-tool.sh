@@ -40,11 +40,11 @@ install_cargo_tool() {
         target=$(mktemp -d)
         # shellcheck disable=SC2064 # the directory is known now
         trap "rm -rf '$target'" EXIT
-        # At opt-level 1: the tools' own speed hardly counts (mdBook builds the book in under a
+        # Unoptimised: the tools' own speed hardly counts (mdBook builds the book in under a
         # second, nextest's work is the tests'), their build on a fresh machine does:
-        # cargo-nextest took 221 s against 283 s at the release profile's opt-level 3
-        # (the book, measurements/ci.md).
-        CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_TARGET_DIR="$target" \
+        # cargo-nextest built back to back on one machine in 270 s at opt-level 0 against
+        # 516 s at opt-level 1 (the book, measurements/ci.md).
+        CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_TARGET_DIR="$target" \
             cargo install "$name" --version "=$version" --locked --force \
             --root "$cache" "$@" >&2
         rm -rf "$target"
