@@ -79,8 +79,13 @@ impl Cluster {
     }
 
     /// `rsmc cluster down`, then: no process of the cluster and no state directory.
+    /// Taken down with a $HOME of its own, which it must leave empty (before, `kind delete
+    /// cluster` made ~/.kube to lock the default kubeconfig it edits).
     pub fn down_and_check(&mut self) {
-        let o = rsmc(&["cluster", "down"], &self.state);
+        let mut down = Command::new(RSMC);
+        down.args(["cluster", "down"])
+            .env("RSMC_CLUSTER_DIR", &self.state);
+        let o = in_a_home_of_its_own(down, &self.state.with_extension("down-home"));
         up().retain(|s| s != &self.state);
         assert!(o.status.success(), "cluster down failed:\n{}", text(&o));
         for pid in std::mem::take(&mut self.pids) {
@@ -254,6 +259,34 @@ pub fn open_choice(run: &Value) -> bool {
         || path.parent().and_then(|d| d.file_name()) == Some("counterexamples".as_ref())
 }
 
+/// Runs `command` with `home` (made afresh, removed after) as its $HOME and checks it left
+/// nothing there: what rsmc keeps between runs goes to its state directory or its cache, not
+/// to a user's home. rsmc's cache (the binaries, kind's engine) stays where it is, as a
+/// user's does.
+fn in_a_home_of_its_own(mut command: Command, home: &Path) -> Output {
+    let _ = std::fs::remove_dir_all(home);
+    std::fs::create_dir_all(home).unwrap();
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache"));
+    let o = command
+        .env("HOME", home)
+        .env("XDG_CACHE_HOME", &cache)
+        .output()
+        .expect("rsmc runs");
+    let left: Vec<PathBuf> = std::fs::read_dir(home)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let _ = std::fs::remove_dir_all(home);
+    assert!(
+        left.is_empty(),
+        "the run left {left:?} in its $HOME:\n{}",
+        text(&o)
+    );
+    o
+}
+
 /// `rsmc conform --local --json --report REPORT ARGS` on `cluster`: the runs, the exit code
 /// and the whole output.
 pub fn conform(
@@ -264,14 +297,9 @@ pub fn conform(
     let _ = std::fs::remove_dir_all(report);
     // A home of its own, which the run must leave as it found it: kubectl's discovery cache
     // goes to the cluster's state directory (`LocalCluster::kubectl_cache_dir`), not to one
-    // more directory of ~/.kube/cache per cluster. rsmc's own cache (the binaries, kind's
-    // engine) stays where it is, as a user's does.
-    let home = report.with_extension("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache"));
-    let o = Command::new(RSMC)
+    // more directory of ~/.kube/cache per cluster.
+    let mut command = Command::new(RSMC);
+    command
         .args(
             [
                 &[
@@ -287,21 +315,8 @@ pub fn conform(
             ]
             .concat(),
         )
-        .env("RSMC_CLUSTER_DIR", &cluster.state)
-        .env("HOME", &home)
-        .env("XDG_CACHE_HOME", &cache)
-        .output()
-        .expect("rsmc runs");
-    let left: Vec<PathBuf> = std::fs::read_dir(&home)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    let _ = std::fs::remove_dir_all(&home);
-    assert!(
-        left.is_empty(),
-        "the run left {left:?} in its $HOME:\n{}",
-        text(&o)
-    );
+        .env("RSMC_CLUSTER_DIR", &cluster.state);
+    let o = in_a_home_of_its_own(command, &report.with_extension("home"));
     let runs: Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("conform --json printed no JSON ({e}):\n{}", text(&o)));
     let runs = runs.as_array().unwrap().clone();

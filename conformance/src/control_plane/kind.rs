@@ -190,7 +190,7 @@ pub fn create(
     let config_file = layout.dir().join("kind.yaml");
     std::fs::write(&config_file, config(&layout.token_file(), feature_gates))
         .map_err(|e| ClusterError::io("cannot write", &config_file, e))?;
-    let admin = layout.dir().join("kind-admin.kubeconfig");
+    let admin = layout.kind_kubeconfig();
     let log = layout.log("kind");
     let log_file =
         std::fs::File::create(&log).map_err(|e| ClusterError::io("cannot create", &log, e))?;
@@ -310,17 +310,30 @@ fn tool(
     Ok(out)
 }
 
-/// Deletes the kind cluster named `cluster` (nothing to do when it is gone, or when the
-/// engine does not run: then no node can), and stops the engine when no kind cluster is
-/// left on it.
-pub fn delete(cluster: &str) -> Result<(), ClusterError> {
+/// Deletes the kind cluster named `cluster` of the state directory `layout` (nothing to do
+/// when it is gone, or when the engine does not run: then no node can), and stops the engine
+/// when no kind cluster is left on it.
+///
+/// kind takes the cluster's entry out of a kubeconfig as it deletes it: out of
+/// ~/.kube/config unless told another, making ~/.kube to lock it
+/// (pkg/cluster/internal/kubeconfig/internal/kubeconfig: `RemoveKIND`, `lockFile`). It is told
+/// the state directory's, which `create` had it write, so a user's home is left as it was.
+pub fn delete(cluster: &str, layout: &Layout) -> Result<(), ClusterError> {
     if engine("status").is_err() {
         return Ok(());
     }
     let env = engine_env()?;
+    let kubeconfig = layout.kind_kubeconfig();
     tool(
         "kind",
-        &["delete", "cluster", "--name", cluster],
+        &[
+            "delete",
+            "cluster",
+            "--name",
+            cluster,
+            "--kubeconfig",
+            &kubeconfig.to_string_lossy(),
+        ],
         &env,
         &format!("kind delete cluster {cluster} failed"),
     )?;

@@ -107,7 +107,7 @@ pub fn up(opts: &UpOptions, progress: &dyn Fn(&str)) -> Result<LocalCluster, Clu
             "deleting kind cluster {} of a previous cluster",
             node.cluster
         ));
-        kind::delete(&node.cluster)?;
+        kind::delete(&node.cluster, &layout)?;
     }
     if !reaped.is_empty() {
         let names: Vec<String> = reaped.iter().map(|(n, p)| format!("{n} ({p})")).collect();
@@ -129,7 +129,7 @@ pub fn up(opts: &UpOptions, progress: &dyn Fn(&str)) -> Result<LocalCluster, Clu
             progress("stopping what was started");
             process::reap_pid_files(&layout.pids(), &marker, components::stop_grace);
             if opts.kind {
-                let _ = kind::delete(&kind::cluster_name(layout.dir()));
+                let _ = kind::delete(&kind::cluster_name(layout.dir()), &layout);
             }
             if matches!(e, ClusterError::Interrupted) {
                 let _ = layout.remove();
@@ -479,7 +479,7 @@ pub fn down(state_dir: &Path) -> Result<DownReport, ClusterError> {
     let stopped = process::reap_pid_files(&layout.pids(), &layout.marker(), components::stop_grace);
     let deleted_kind = match node {
         Some(node) => {
-            kind::delete(&node.cluster)?;
+            kind::delete(&node.cluster, &layout)?;
             Some(node.cluster)
         }
         None => None,

@@ -112,6 +112,12 @@ impl Layout {
     pub fn kubectl_cache(&self) -> PathBuf {
         self.dir.join("kubectl-cache")
     }
+    /// kind's own admin kubeconfig (with `--kind`): `kind create cluster` writes it, `kind
+    /// delete cluster` takes its entry out of it (and not out of ~/.kube/config).
+    pub fn kind_kubeconfig(&self) -> PathBuf {
+        self.dir.join("kind-admin.kubeconfig")
+    }
+
     pub fn kubeconfig(&self) -> PathBuf {
         self.dir.join("kubeconfig")
     }
