@@ -197,11 +197,18 @@ fn a_cluster_serves_runs_replicasets_restarts_reports_deaths_and_goes_away() {
     assert!(cluster.kubeconfig().starts_with(cluster.state_dir()));
     cluster.check_alive().expect("all alive after up");
 
-    // kubectl (v1.32 against a v1.20 server) with the kubeconfig.
-    let out = Command::new("kubectl")
+    // kubectl (the release's own, else the one on PATH) with the kubeconfig, its discovery
+    // cache in the state directory: a $HOME of its own stays empty (before, this test left
+    // one more ~/.kube/cache/discovery/127.0.0.1_PORT behind on every run).
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = Command::new(cluster.kubectl())
         .arg("--kubeconfig")
         .arg(cluster.kubeconfig())
+        .arg("--cache-dir")
+        .arg(cluster.kubectl_cache_dir())
         .args(["get", "ns", "-o", "name"])
+        .env("HOME", &home)
         .output()
         .expect("run kubectl");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -210,6 +217,13 @@ fn a_cluster_serves_runs_replicasets_restarts_reports_deaths_and_goes_away() {
         "kubectl get ns: {stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let left: Vec<_> = std::fs::read_dir(&home)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "kubectl left {left:?} in its $HOME");
+    assert!(cluster.kubectl_cache_dir().join("discovery").is_dir());
 
     // kube-rs (rustls, verifying the CA): the replicaset controller creates pods.
     let rt = runtime();
