@@ -80,6 +80,17 @@ impl Binding {
             .fold(text.to_string(), |t, (m, o)| t.replace(m.as_str(), o))
     }
 
+    /// Whether model UID `model` and cluster UID `observed` could be one object: bound to
+    /// each other, or neither bound to anything else. Unlike [`Binding::bind_uid`] it does
+    /// not extend the binding.
+    pub fn bound_uids_agree(&self, model: Uid, observed: Uid) -> bool {
+        match (self.uids.get(&model), self.uids_back.get(&observed)) {
+            (None, None) => true,
+            (Some(o), Some(m)) => *o == observed && *m == model,
+            _ => false,
+        }
+    }
+
     fn is_bound_observed_name(&self, observed: &str) -> bool {
         self.names_back.contains_key(observed)
     }

@@ -14,6 +14,7 @@ pub mod delete_claims;
 mod doomed;
 pub mod error;
 pub mod explore;
+pub mod fields;
 mod held;
 pub mod import;
 pub mod judge;
