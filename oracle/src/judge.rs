@@ -22,6 +22,7 @@
 use crate::binding::{match_objects, Binding, ModelObjects};
 use crate::broken::broken_by;
 use crate::explore::outcomes;
+use crate::fields::FieldDiff;
 use crate::observed::{Event, Observed, Snapshot};
 use crate::side_by_side;
 use crate::validate::{ends_matching, validate, Divergence, Readings, Segment, Validation};
@@ -61,6 +62,10 @@ pub enum Level {
         /// Model and cluster side by side (outcomes only).
         #[serde(skip_serializing_if = "Option::is_none")]
         side_by_side: Option<String>,
+        /// The fields in which what the cluster did differs from the closest allowed
+        /// alternative ([`crate::fields`]); empty where no alternative is to the same object.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        fields: Vec<FieldDiff>,
     },
     /// No events were recorded for this segment.
     NotRecorded,
@@ -876,6 +881,7 @@ fn misses_writes(writes: usize) -> Level {
         allowed: vec![],
         seen: format!("{writes} recorded writes"),
         side_by_side: None,
+        fields: vec![],
     }
 }
 
@@ -935,6 +941,7 @@ pub(crate) fn diverging_trace(
             allowed,
             seen: d.seen,
             side_by_side: None,
+            fields: d.fields,
         },
         step,
         breaks,
@@ -1171,6 +1178,7 @@ fn judge_outcome(
                 allowed: vec![],
                 seen: observed_tables,
                 side_by_side: None,
+                fields: vec![],
             },
             matched: vec![],
             settled_breaks: None,
@@ -1200,6 +1208,7 @@ fn judge_outcome(
             )),
             allowed: views,
             seen: observed_tables,
+            fields: vec![],
         },
         matched: vec![],
         settled_breaks: broken,
@@ -1266,6 +1275,7 @@ pub fn render(v: &Verdict) -> String {
                     allowed,
                     seen,
                     side_by_side,
+                    fields,
                 } => {
                     out.push_str(&format!("  {name}: DIVERGES: {detail}\n"));
                     match side_by_side {
@@ -1289,6 +1299,12 @@ pub fn render(v: &Verdict) -> String {
                                 let head = if i == 0 { "allowed:" } else { "        " };
                                 out.push_str(&format!("    {head} {a}\n"));
                             }
+                        }
+                    }
+                    if !fields.is_empty() {
+                        out.push_str("    differs from the closest allowed in:\n");
+                        for f in fields {
+                            out.push_str(&format!("      {f}\n"));
                         }
                     }
                 }

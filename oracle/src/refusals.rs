@@ -89,6 +89,7 @@ pub fn apply(verdict: &mut Verdict, mismatches: &[Mismatch], subject: &Subject) 
                 allowed: vec![format!("refuse `{command}`: {}", m.expected)],
                 seen: m.seen.clone(),
                 side_by_side: None,
+                fields: vec![],
             },
             divergent_step: Some(m.step + 1),
             ..point.clone()

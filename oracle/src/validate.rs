@@ -17,6 +17,7 @@
 
 use crate::binding::{invisible, model_event_object, same_write, Binding};
 use crate::explore::{fingerprint, successors};
+use crate::fields::{differing, FieldDiff};
 use crate::observed::{Event, EventType, Object, Snapshot};
 use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::model::{Action, RsModel, State, UpToRevisions, Watcher};
@@ -50,6 +51,10 @@ pub struct Divergence {
     /// The scenario step (from 0) that a run there cannot go past: one expected to be
     /// refused that the model's API server does not refuse so.
     pub stuck_at: Option<usize>,
+    /// Where the model could write the same object there: the fields in which the recorded
+    /// write differs from the closest such write (fewest differing fields). Empty when no
+    /// allowed write is to that object, or the two differ only in who made them.
+    pub fields: Vec<FieldDiff>,
 }
 
 /// The verdict on one segment's writes.
@@ -377,11 +382,69 @@ pub(crate) struct Expansion {
     pub next: Vec<(Likely, Node)>,
     /// The node is past the segment's settle.
     pub settled: bool,
-    /// Writes the model could make that the recording does not show next: how many visible
-    /// recorded writes the step matched before it parted ways, and the step described.
-    pub refused: Vec<(usize, String)>,
+    /// Writes the model could make that the recording does not show next.
+    pub refused: Vec<Refusal>,
     /// The scenario step the node cannot go past (see [`Divergence::stuck_at`]).
     pub stuck_at: Option<usize>,
+}
+
+/// A step the model could take that the recording does not show next.
+#[derive(Clone, Debug)]
+pub(crate) struct Refusal {
+    /// How many visible recorded writes the step matched before it parted ways.
+    pub reached: usize,
+    /// The step described.
+    pub line: String,
+    /// The step's first write the recording does not show, with the renaming in force there:
+    /// compared field by field with the recorded write at a divergence. `None` for a step
+    /// refused for another reason (a run the rest of the recording rules out).
+    pub write: Option<AllowedWrite>,
+}
+
+impl Refusal {
+    /// A step refused for a reason other than its writes.
+    pub fn because(reached: usize, line: String) -> Self {
+        Refusal {
+            reached,
+            line,
+            write: None,
+        }
+    }
+}
+
+/// A write the model could make, and the renaming it would be read under.
+#[derive(Clone, Debug)]
+pub(crate) struct AllowedWrite {
+    pub event_type: EventType,
+    pub object: Object,
+    pub binding: Binding,
+}
+
+impl AllowedWrite {
+    /// Whether this write is to the object `seen` is: the ReplicaSet of the same name, the
+    /// pod bound to it, or for a generated pod bound to nothing yet, one with the same
+    /// `generateName`.
+    fn is_to(&self, seen: &Object) -> bool {
+        match (&self.object, seen) {
+            (Object::ReplicaSet(m), Object::ReplicaSet(o)) => m.meta.name == o.meta.name,
+            (Object::Pod(m), Object::Pod(o)) => match &m.meta.generate_name {
+                None => m.meta.name == o.meta.name,
+                Some(prefix) => match self.binding.observed_name(&m.meta.name) {
+                    Some(bound) => bound == o.meta.name,
+                    None => {
+                        self.binding.model_name(&o.meta.name).is_none()
+                            && o.meta.generate_name.as_ref() == Some(prefix)
+                    }
+                },
+            },
+            _ => false,
+        }
+    }
+
+    /// The fields in which `seen` differs from this write.
+    fn differences(&self, seen: &Object) -> Vec<FieldDiff> {
+        differing(&self.binding, seen, &self.object)
+    }
 }
 
 impl Expansion {
@@ -467,7 +530,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
     if let Some(answer) = segment.model.refusal_mismatch(s) {
         let step = segment.origin[s.script.step as usize];
         stuck_at = Some(step);
-        refused.push((
+        refused.push(Refusal::because(
             i,
             format!("step {} is expected to be refused, but the model's API server {answer}, so no run goes past it", step + 1),
         ));
@@ -583,14 +646,21 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
             .iter()
             .map(|(ty, o)| format!("{} {}", event_word(*ty), summary(o)))
             .collect();
-        refused.push((
-            met.last().map_or(i, |m| m.cursor),
-            b.in_observed_names(&format!(
+        let (event_type, object) = writes[prefix].clone();
+        let binding = met.last().map_or(b, |m| &m.binding).clone();
+        refused.push(Refusal {
+            reached: met.last().map_or(i, |m| m.cursor),
+            line: binding.in_observed_names(&format!(
                 "{} → {}",
                 segment.model.describe(s, &action),
                 what.join("; ")
             )),
-        ));
+            write: Some(AllowedWrite {
+                event_type,
+                object,
+                binding,
+            }),
+        });
     }
     Expansion {
         next,
@@ -696,6 +766,8 @@ pub(crate) struct Frontier {
     pub reached: usize,
     /// What the model could write there (deduplicated, at most a dozen).
     pub allowed: Vec<String>,
+    /// The writes among them, to compare with the recorded one field by field.
+    writes: Vec<AllowedWrite>,
     /// Whether a run could settle there, having written nothing more.
     pub could_settle: bool,
     /// A step a run there cannot go past.
@@ -722,10 +794,14 @@ impl Frontier {
         if expansion.stuck_at.is_some() && node.matched == self.reached {
             self.stuck_at = self.stuck_at.or(expansion.stuck_at);
         }
-        for (reached, line) in &expansion.refused {
-            self.reach(*reached);
-            if *reached == self.reached && self.allowed.len() < 12 && !self.allowed.contains(line) {
-                self.allowed.push(line.clone());
+        for r in &expansion.refused {
+            self.reach(r.reached);
+            if r.reached == self.reached
+                && self.allowed.len() < 12
+                && !self.allowed.contains(&r.line)
+            {
+                self.allowed.push(r.line.clone());
+                self.writes.extend(r.write.clone());
             }
         }
     }
@@ -736,6 +812,9 @@ impl Frontier {
             .get(self.reached)
             .map(|(i, e)| (*i, Some(*e)))
             .unwrap_or((segment.events.len(), None));
+        let fields = event
+            .map(|e| closest_differences(&self.writes, e))
+            .unwrap_or_default();
         Divergence {
             event: index,
             seen: event
@@ -744,8 +823,21 @@ impl Frontier {
             allowed: self.allowed,
             could_settle: self.could_settle,
             stuck_at: self.stuck_at,
+            fields,
         }
     }
+}
+
+/// The fields in which the recorded write `seen` differs from the closest of `allowed` of
+/// the same kind of event to the same object (the first of the fewest differences, in the
+/// model's order); empty when none is to that object.
+fn closest_differences(allowed: &[AllowedWrite], seen: &Event) -> Vec<FieldDiff> {
+    allowed
+        .iter()
+        .filter(|w| w.event_type == seen.event_type && w.is_to(&seen.object))
+        .map(|w| w.differences(&seen.object))
+        .min_by_key(Vec::len)
+        .unwrap_or_default()
 }
 
 /// Validate one segment's writes from the start candidates: every run that matches them, by

@@ -31,7 +31,7 @@ use crate::binding::{match_objects, Binding, ModelObjects};
 use crate::observed::{Event, Observed};
 use crate::validate::{
     describe_event, expand, visible, Divergence, Expansion, Frontier, Likely, Node, Readings,
-    Segment,
+    Refusal, Segment,
 };
 use rsmc_spec::budget::{Budget, Exhausted, Limit};
 use rsmc_spec::model::{Action, RsModel, State};
@@ -164,7 +164,7 @@ fn steps(
         let why = crate::doomed::ruled_out(segment, open_end, &rest, node, child)
             .or_else(|| crate::picks::ruled_out(segment, open_end, &rest, node, child));
         match why {
-            Some(why) => ruled_out.push((node.matched, why)),
+            Some(why) => ruled_out.push(Refusal::because(node.matched, why)),
             None => return true,
         }
         false

@@ -211,3 +211,51 @@ fn the_format_says_what_can_be_refused() {
         s.to_yaml()
     );
 }
+
+/// A status write that leaves out a field the release's controller writes: the divergence
+/// names that field, with both values, in the report and in its JSON.
+#[test]
+fn a_status_write_without_terminating_replicas_names_the_field() {
+    let mut trace = recording();
+    let first_status = trace["segments"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .flat_map(|s| s["events"].as_array_mut().unwrap().iter_mut())
+        .find(|e| e["type"] == "MODIFIED" && e["object"]["status"]["observedGeneration"] == 1)
+        .expect("the controller's first status write");
+    first_status["object"]["status"]
+        .as_object_mut()
+        .unwrap()
+        .remove("terminatingReplicas")
+        .expect("v1.37.2 writes terminatingReplicas");
+    let v = judged(&suite_scenario(), &trace).unwrap();
+    assert!(!v.conforms, "{}", render(&v));
+    let point = v
+        .settle_points
+        .iter()
+        .find(|p| p.trace.diverges())
+        .expect("a diverging settle point");
+    let Level::Diverges { fields, .. } = &point.trace else {
+        unreachable!()
+    };
+    let named: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+    assert_eq!(
+        named,
+        ["status.terminatingReplicas: seen absent, allowed 0"],
+        "{}",
+        render(&v)
+    );
+    assert!(
+        render(&v).contains(
+            "    differs from the closest allowed in:\n      status.terminatingReplicas: seen absent, allowed 0\n"
+        ),
+        "{}",
+        render(&v)
+    );
+    let json = serde_json::to_value(point).unwrap();
+    assert_eq!(
+        json["trace"]["fields"],
+        serde_json::json!([{"field": "status.terminatingReplicas", "seen": "absent", "allowed": "0"}])
+    );
+}
