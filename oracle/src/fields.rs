@@ -8,9 +8,10 @@
 //! destructured without `..`, and a field added to a view does not compile until it is named
 //! here too.
 
-use crate::binding::{pod_view, rs_view, Binding, PodView, RsView};
+use crate::binding::{pod_view, rs_view, Binding, ModelObjects, PodView, RsView};
 use crate::manifest::Object;
-use rsmc_spec::object::{Finalizer, Labels, POD_DELETION_COST};
+use crate::observed::Snapshot;
+use rsmc_spec::object::{Finalizer, Labels, Pod, POD_DELETION_COST};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -284,25 +285,116 @@ pub fn differing(b: &Binding, seen: &Object, allowed: &Object) -> Vec<FieldDiff>
         (Object::ReplicaSet(s), Object::ReplicaSet(a)) => {
             replicaset_diffs(&rs_view(s), &rs_view(a))
         }
-        (Object::Pod(s), Object::Pod(a)) => {
-            let mut diffs = pod_diffs(&pod_view(s), &pod_view(a));
-            let same_owners = s
-                .meta
-                .owner_references
-                .iter()
-                .zip(&a.meta.owner_references)
-                .all(|(s, a)| b.bound_uids_agree(a.uid, s.uid));
-            if diffs.iter().all(|d| d.field != "metadata.ownerReferences") && !same_owners {
-                diffs.push(FieldDiff::new(
-                    "metadata.ownerReferences.uid",
-                    "another object's".to_string(),
-                    "the owner's".to_string(),
-                ));
-            }
-            diffs
-        }
+        (Object::Pod(s), Object::Pod(a)) => pod_differences(b, s, a),
         (s, a) => vec![FieldDiff::new("kind", kind(s), kind(a))],
     }
+}
+
+/// The fields in which a cluster's settled objects (`seen`) differ from a model state's
+/// (`allowed`), each prefixed by its object (`rs/frontend`, `pod/frontend-x7k2p`, named as the
+/// cluster names it), and each object on one side only as one difference of its own.
+/// ReplicaSets and user-named pods are paired by name, generated pods by `b` where bound and
+/// otherwise each model pod, in order, with the free cluster pod of the same `generateName`
+/// it differs least from: a closest pairing, not a best one, which is what a reader needs to
+/// see what sets the two states apart.
+pub fn state_differences(b: &Binding, allowed: ModelObjects, seen: &Snapshot) -> Vec<FieldDiff> {
+    let mut out = Vec::new();
+    let presence = |object: String, seen: bool| {
+        let (s, a) = if seen {
+            ("present", ABSENT)
+        } else {
+            (ABSENT, "present")
+        };
+        FieldDiff {
+            field: object,
+            seen: s.to_string(),
+            allowed: a.to_string(),
+        }
+    };
+    let names: BTreeSet<&String> = allowed
+        .replicasets
+        .keys()
+        .chain(seen.replicasets.keys())
+        .collect();
+    for name in names {
+        let object = format!("rs/{name}");
+        match (seen.replicasets.get(name), allowed.replicasets.get(name)) {
+            (Some(s), Some(a)) => out.extend(
+                replicaset_diffs(&rs_view(s), &rs_view(a))
+                    .into_iter()
+                    .map(|d| d.of(&object)),
+            ),
+            (Some(_), None) => out.push(presence(object, true)),
+            (None, _) => out.push(presence(object, false)),
+        }
+    }
+    // The cluster's generated pods no model pod is bound to, for the model's unbound ones.
+    let mut free_seen: Vec<&Pod> = seen
+        .pods
+        .values()
+        .map(|p| &**p)
+        .filter(|p| p.meta.generate_name.is_some() && b.model_name(&p.meta.name).is_none())
+        .collect();
+    let mut paired: BTreeSet<&str> = BTreeSet::new();
+    let pod_diffs_of = |s: &Pod, a: &Pod| pod_differences(b, s, a);
+    for (name, a) in allowed.pods {
+        // The cluster's name for this pod: its own, or the bound one.
+        let named = match &a.meta.generate_name {
+            None => Some(name.as_str()),
+            Some(_) => b.observed_name(name),
+        };
+        let found = match (named, &a.meta.generate_name) {
+            (Some(n), _) => seen.pods.get(n).map(|p| &**p),
+            (None, Some(prefix)) => free_seen
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.meta.generate_name.as_ref() == Some(prefix))
+                .min_by_key(|(_, p)| pod_diffs_of(p, a).len())
+                .map(|(i, _)| i)
+                .map(|i| free_seen.remove(i)),
+            (None, None) => None,
+        };
+        match found {
+            Some(s) => {
+                paired.insert(&s.meta.name);
+                let object = format!("pod/{}", s.meta.name);
+                out.extend(pod_diffs_of(s, a).into_iter().map(|d| d.of(&object)));
+            }
+            None => {
+                let shown = match (named, &a.meta.generate_name) {
+                    (Some(n), _) => format!("pod/{n}"),
+                    (None, Some(prefix)) => format!("pod/{prefix}(generated)"),
+                    (None, None) => format!("pod/{name}"),
+                };
+                out.push(presence(shown, false));
+            }
+        }
+    }
+    for name in seen.pods.keys() {
+        if !paired.contains(name.as_str()) {
+            out.push(presence(format!("pod/{name}"), true));
+        }
+    }
+    out
+}
+
+/// [`pod_diffs`], and the owners' UIDs through `b`.
+fn pod_differences(b: &Binding, s: &Pod, a: &Pod) -> Vec<FieldDiff> {
+    let mut diffs = pod_diffs(&pod_view(s), &pod_view(a));
+    let same_owners = s
+        .meta
+        .owner_references
+        .iter()
+        .zip(&a.meta.owner_references)
+        .all(|(s, a)| b.bound_uids_agree(a.uid, s.uid));
+    if diffs.iter().all(|d| d.field != "metadata.ownerReferences") && !same_owners {
+        diffs.push(FieldDiff::new(
+            "metadata.ownerReferences.uid",
+            "another object's".to_string(),
+            "the owner's".to_string(),
+        ));
+    }
+    diffs
 }
 
 fn kind(o: &Object) -> String {
@@ -532,6 +624,62 @@ mod tests {
         assert_eq!(
             diffs,
             [FieldDiff::new("kind", "Pod".into(), "ReplicaSet".into())]
+        );
+    }
+
+    fn named(name: &str, uid: u32) -> Pod {
+        let mut p = pod();
+        p.meta.name = name.to_string();
+        p.meta.uid = uid;
+        p
+    }
+
+    fn view<T>(objects: Vec<(&str, T)>) -> rsmc_spec::api::View<T> {
+        objects
+            .into_iter()
+            .map(|(n, o)| (n.to_string(), Arc::new(o)))
+            .collect()
+    }
+
+    /// The model keeps the pod the cluster deleted and deleted the one the cluster kept (a
+    /// wrong scale-down victim): both pods are named as the cluster names them, one on each
+    /// side only; an unbound generated pod is paired with the closest free one.
+    #[test]
+    fn states_differ_by_the_objects_on_one_side_and_the_fields_of_the_paired_ones() {
+        let mut b = Binding::default();
+        assert!(b.bind_uid(1, 1));
+        assert!(b.bind_name("frontend-m0001", "frontend-kept1"));
+        assert!(b.bind_name("frontend-m0002", "frontend-gone2"));
+        let replicasets = view(vec![("frontend", rs())]);
+        let model_pods = view(vec![
+            ("frontend-m0001", named("frontend-m0001", 11)),
+            ("frontend-m0003", named("frontend-m0003", 13)),
+        ]);
+        let mut unready = named("frontend-new33", 33);
+        unready.ready_since = None;
+        let seen = Snapshot {
+            replicasets: replicasets.clone(),
+            pods: view(vec![
+                ("frontend-gone2", named("frontend-gone2", 22)),
+                ("frontend-new33", unready),
+            ]),
+        };
+        let diffs = state_differences(
+            &b,
+            ModelObjects {
+                replicasets: &replicasets,
+                pods: &model_pods,
+            },
+            &seen,
+        );
+        let named: Vec<String> = diffs.iter().map(|d| d.to_string()).collect();
+        assert_eq!(
+            named,
+            [
+                "pod/frontend-kept1: seen absent, allowed present",
+                "pod/frontend-new33 status.conditions[Ready]: seen False, allowed True",
+                "pod/frontend-gone2: seen present, allowed absent",
+            ]
         );
     }
 }

@@ -1134,6 +1134,8 @@ fn judge_outcome(
 ) -> Result<JudgedOutcome, Exhausted> {
     let mut matched: Vec<(State, Binding)> = Vec::new();
     let mut allowed: Vec<State> = Vec::new();
+    // The renaming each allowed state is compared with the settled one under.
+    let mut renamings: Vec<&Binding> = Vec::new();
     for (start, binding) in candidates {
         let pinned = binding.model_names();
         let (found, _) = outcomes(model, std::slice::from_ref(start), settle, &pinned, budget)?;
@@ -1149,6 +1151,7 @@ fn judge_outcome(
             }
             if !allowed.contains(&s) {
                 allowed.push(s);
+                renamings.push(binding);
             }
         }
     }
@@ -1185,11 +1188,30 @@ fn judge_outcome(
         });
     }
     let broken = settled_breaks(settled, &allowed);
-    let closest = views
+    // The closest allowed state: the fewest differing fields, then the fewest differing
+    // lines of the tables, then the first in the tables' order (whatever order the search
+    // found the states in).
+    let (_, _, closest, fields) = allowed
         .iter()
-        .min_by_key(|v| side_by_side::distance(v, &observed_tables))
-        .expect("non-empty")
-        .clone();
+        .zip(&renamings)
+        .map(|(s, b)| {
+            let objects = ModelObjects {
+                replicasets: &s.api.replicasets,
+                pods: &s.api.pods,
+            };
+            let fields = crate::fields::state_differences(b, objects, settled);
+            let view = side_by_side::normalised_tables(&s.api.replicasets, &s.api.pods);
+            (
+                fields.len(),
+                side_by_side::distance(&view, &observed_tables),
+                view,
+                fields,
+            )
+        })
+        .min_by(|x, y| (x.0, x.1, &x.2).cmp(&(y.0, y.1, &y.2)))
+        .expect("non-empty");
+    let (closest, observed_shown) =
+        side_by_side::with_unshown_fields(&closest, &observed_tables, &fields);
     let detail = match views.len() {
         1 => "the settled state is not the one the model allows here, shown beside what was seen"
             .to_string(),
@@ -1204,11 +1226,11 @@ fn judge_outcome(
                 "model (closest allowed)",
                 &closest,
                 "cluster (observed)",
-                &observed_tables,
+                &observed_shown,
             )),
             allowed: views,
             seen: observed_tables,
-            fields: vec![],
+            fields,
         },
         matched: vec![],
         settled_breaks: broken,

@@ -4,6 +4,7 @@
 //! stay aligned) and pod rows are sorted by their content, so that two clusters that differ
 //! only by the random suffixes show no difference.
 
+use crate::fields::FieldDiff;
 use crate::render;
 use rsmc_spec::api::{ApiServer, View};
 use rsmc_spec::object::{Pod, ReplicaSet};
@@ -42,6 +43,66 @@ pub fn normalised_tables(replicasets: &View<ReplicaSet>, pods: &View<Pod>) -> St
         lines[1..].sort();
     }
     format!("{rs}\n{}\n", lines.join("\n"))
+}
+
+/// The fields the tables of [`normalised_tables`] show whenever they differ: the `kubectl
+/// get rs` wide columns (DESIRED, CURRENT, READY, SELECTOR, DELETING, OBSERVED) and the pod
+/// columns (READY, RESTARTS, NODE, LABELS; STATUS shows Terminating for any deleting pod).
+/// A ReplicaSet's finalizers show only while it is deleting, a pod's phase only while it is
+/// not, and CONTROLLED-BY only the controller's name: those are listed apart.
+const SHOWN: &[(&str, &str)] = &[
+    ("rs", "spec.replicas"),
+    ("rs", "status.replicas"),
+    ("rs", "status.readyReplicas"),
+    ("rs", "spec.selector"),
+    ("rs", "metadata.deletionTimestamp"),
+    ("rs", "status.observedGeneration"),
+    ("rs", "metadata.generation"),
+    ("pod", "status.conditions[Ready]"),
+    ("pod", "status.containerStatuses.restartCount"),
+    ("pod", "spec.nodeName"),
+    ("pod", "metadata.labels"),
+    ("pod", "metadata.deletionTimestamp"),
+];
+
+/// `model` and `observed` tables with, below each, the differing `fields` the tables do not
+/// show (a field such as `status.terminatingReplicas`, outside the default columns), one
+/// line per field on both sides, so that the side-by-side view marks every difference and
+/// two states that differ never show identical tables.
+pub fn with_unshown_fields(model: &str, observed: &str, fields: &[FieldDiff]) -> (String, String) {
+    let unshown: Vec<&FieldDiff> = fields
+        .iter()
+        .filter(|f| match f.field.split_once(' ') {
+            // An object on one side only shows as a row of its own.
+            None => false,
+            Some((object, path)) => {
+                let kind = object.split('/').next().unwrap_or_default();
+                !SHOWN.contains(&(kind, path))
+            }
+        })
+        .collect();
+    if unshown.is_empty() {
+        return (model.to_string(), observed.to_string());
+    }
+    const HEADER: &str = "OTHER FIELDS THAT DIFFER";
+    let width = unshown
+        .iter()
+        .map(|f| f.field.len())
+        .chain([HEADER.len()])
+        .max()
+        .unwrap_or(0)
+        + 3;
+    let table = |value: fn(&FieldDiff) -> &str| {
+        let mut t = format!("\n{HEADER:width$}VALUE\n");
+        for f in &unshown {
+            t.push_str(&format!("{:width$}{}\n", f.field, value(f)));
+        }
+        t
+    };
+    (
+        format!("{model}{}", table(|f| &f.allowed)),
+        format!("{observed}{}", table(|f| &f.seen)),
+    )
 }
 
 /// How many lines differ between two texts (0: the same).

@@ -275,6 +275,7 @@ fn a_settled_state_is_named_by_the_convergence_condition_it_breaks() {
         assert!(!v.conforms, "{}", render(&v));
         let first = &v.settle_points[0];
         assert!(first.outcome.diverges(), "{}", render(&v));
+        assert_divergence_visible(&first.outcome);
         assert_eq!(
             first.settled_breaks,
             Some(condition.name()),
@@ -292,6 +293,74 @@ fn a_settled_state_is_named_by_the_convergence_condition_it_breaks() {
     let v = frontend_settled_as(|_| {});
     assert!(v.conforms, "{}", render(&v));
     assert_eq!(v.breaks(), None);
+}
+
+/// An outcome divergence names the fields that differ from the closest allowed state, and
+/// its side-by-side tables mark a line for each: two states that differ never show
+/// identical tables.
+fn assert_divergence_visible(outcome: &Level) {
+    let Level::Diverges {
+        side_by_side: Some(table),
+        fields,
+        ..
+    } = outcome
+    else {
+        panic!("an outcome divergence with tables: {outcome:?}");
+    };
+    assert!(!fields.is_empty(), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with('!') || l.starts_with('<') || l.starts_with('>')),
+        "a marked line: {table}"
+    );
+}
+
+/// A settled state that differs from every allowed one only in fields the default tables
+/// leave out (`status.availableReplicas`, `status.fullyLabeledReplicas`) is shown with those
+/// fields, marked, and named in the divergence.
+#[test]
+fn a_settled_state_differing_only_in_an_unshown_field_names_it() {
+    // The first settle point: three pods created, none scheduled yet.
+    let cases: [(&str, &str, u32); 2] = [
+        ("availableReplicas", "status.availableReplicas", 0),
+        ("fullyLabeledReplicas", "status.fullyLabeledReplicas", 3),
+    ];
+    for (key, path, allowed) in cases {
+        let v = frontend_settled_as(|settled| {
+            settled["replicasets"][0]["status"][key] = 1.into();
+        });
+        let first = &v.settle_points[0];
+        assert_divergence_visible(&first.outcome);
+        let Level::Diverges {
+            side_by_side: Some(table),
+            fields,
+            ..
+        } = &first.outcome
+        else {
+            unreachable!()
+        };
+        let named: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+        assert_eq!(
+            named,
+            [format!("rs/frontend {path}: seen 1, allowed {allowed}")],
+            "{}",
+            render(&v)
+        );
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with('!') && l.contains(&format!("rs/frontend {path}"))),
+            "{table}"
+        );
+        assert!(
+            render(&v).contains(&format!(
+                "differs from the closest allowed in:\n      rs/frontend {path}: seen 1, allowed {allowed}\n"
+            )),
+            "{}",
+            render(&v)
+        );
+    }
 }
 
 /// `frontend.observed.json` with its events' `step`s changed by `doctor`, judged: the error.
