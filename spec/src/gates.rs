@@ -59,6 +59,31 @@ impl Gate {
         }
     }
 
+    /// The object fields this gate brings: a controller with the gate on writes them, one
+    /// with it off leaves them out. Named as the API names them. The other gates change what
+    /// the controller decides, not which fields it writes.
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Gate::DeploymentReplicaSetTerminatingReplicas => &["status.terminatingReplicas"],
+            Gate::StaleControllerConsistencyReplicaSet | Gate::PodDeletionCost => &[],
+        }
+    }
+
+    /// The gate that brings field `path` (`status.terminatingReplicas`), if one does.
+    pub fn of_field(path: &str) -> Option<Gate> {
+        Gate::ALL.into_iter().find(|g| g.fields().contains(&path))
+    }
+
+    /// The gate's history in words: "added in v1.33, on by default from v1.35".
+    pub fn since(self) -> String {
+        let (added, on_from) = self.history();
+        match on_from {
+            Some(on) if on == added => format!("added in v1.{added}, on by default"),
+            Some(on) => format!("added in v1.{added}, on by default from v1.{on}"),
+            None => format!("added in v1.{added}, off by default"),
+        }
+    }
+
     /// Whether release `1.minor` has this gate at all (a cluster cannot turn on what its
     /// release does not have).
     pub fn exists_in(self, minor: u32) -> bool {
@@ -277,6 +302,24 @@ pub fn differences(sem: &Semantics) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_field_is_named_with_the_gate_that_brings_it() {
+        assert_eq!(
+            Gate::of_field("status.terminatingReplicas"),
+            Some(Gate::DeploymentReplicaSetTerminatingReplicas)
+        );
+        assert_eq!(Gate::of_field("status.replicas"), None);
+        assert_eq!(
+            Gate::DeploymentReplicaSetTerminatingReplicas.since(),
+            "added in v1.33, on by default from v1.35"
+        );
+        assert_eq!(
+            Gate::StaleControllerConsistencyReplicaSet.since(),
+            "added in v1.36, on by default"
+        );
+    }
+
     use super::*;
 
     #[test]
