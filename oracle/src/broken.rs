@@ -110,10 +110,16 @@ pub fn broken_by(
 /// status no safety property speaks of (one that does not count the pods). Mid-run a status
 /// from a stale cache may break one on its way to converging, so this names a divergent
 /// write only: one no model run makes. `None` for any other write.
+///
+/// `allowed` is the closest write the model could make there instead, if there is one: a
+/// condition it breaks too is not what sets the recorded write apart (a status the model
+/// also writes from a cache a creation behind, differing in a field no condition reads), so
+/// only a condition the allowed write keeps is named.
 pub fn condition_written(
     before: &Snapshot,
     events: &[Event],
     index: usize,
+    allowed: Option<&Object>,
 ) -> Option<&'static str> {
     let event = events.get(index)?;
     let Object::ReplicaSet(written) = &event.object else {
@@ -132,10 +138,28 @@ pub fn condition_written(
         .filter(|(name, _)| **name == written.meta.name)
         .map(|(name, rs)| (name.clone(), rs.clone()))
         .collect();
+    let instead: Option<View<ReplicaSet>> = match allowed {
+        Some(Object::ReplicaSet(a)) if a.meta.name == written.meta.name => {
+            // Under the cluster's UID, which its pods' owner references carry.
+            let mut a = (**a).clone();
+            a.meta.uid = written.meta.uid;
+            Some(
+                [(a.meta.name.clone(), std::sync::Arc::new(a))]
+                    .into_iter()
+                    .collect(),
+            )
+        }
+        _ => None,
+    };
     broken_conditions(&this, &cluster.pods)
         .into_iter()
         .map(|u| u.condition)
-        .find(|c| c.of_status())
+        .filter(|c| c.of_status())
+        .find(|c| {
+            instead
+                .as_ref()
+                .is_none_or(|a| c.broken(a, &cluster.pods).is_none())
+        })
         .map(|c| c.name())
 }
 

@@ -24,6 +24,7 @@ use crate::broken::broken_by;
 use crate::explore::outcomes;
 use crate::fields::FieldDiff;
 use crate::observed::{Event, Observed, Snapshot};
+use crate::release_difference::ReleaseDifference;
 use crate::side_by_side;
 use crate::validate::{ends_matching, validate, Divergence, Readings, Segment, Validation};
 use crate::witness::{self, Found, Recording};
@@ -124,6 +125,10 @@ pub struct SettlePoint {
     /// left, a status never written for the last scale.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_breaks: Option<RecordedBreak>,
+    /// When the divergence breaks no rule: the cluster differs from the release judged by
+    /// only in fields a feature gate brings ([`crate::release_difference`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub difference: Option<ReleaseDifference>,
 }
 
 /// A convergence condition a recorded settled state breaks ([`SettlePoint::recorded_breaks`]).
@@ -229,9 +234,16 @@ impl Verdict {
                     _ => None,
                 })
         });
+        let difference = || {
+            self.settle_points
+                .iter()
+                .find_map(|p| p.difference.as_ref())
+                .map(|d| format!("{}: ", d.to_string().split(':').next().unwrap_or_default()))
+        };
         let breaks = self
             .breaks()
             .map(|b| format!("breaks {b}: "))
+            .or_else(difference)
             .unwrap_or_default();
         Some(match first {
             Some((point, level, detail)) => format!(
@@ -381,7 +393,33 @@ fn judge_reading(
     verdict.broken_on_cluster = crate::broken::in_recording(observed, &subject.model.sem);
     let mismatches = crate::refusals::mismatches(subject, &settles, observed);
     crate::refusals::apply(&mut verdict, &mismatches, subject);
+    crate::release_difference::mark(
+        &mut verdict,
+        &subject.model.sem,
+        &judged_release(subject, observed),
+    );
     Ok(verdict)
+}
+
+/// What a judgement follows, in words: the recorded release (`v1.37.2`) where the model
+/// judges by its behaviour, else the profile with its switches.
+fn judged_release(subject: &Subject, observed: &Observed) -> String {
+    match (
+        observed.cluster["server"].as_str(),
+        observed.release_semantics(),
+    ) {
+        (Some(server), Ok(Some(sem))) if sem == subject.model.sem => server.to_string(),
+        _ => {
+            let switches: String = subject
+                .model
+                .sem
+                .switches()
+                .iter()
+                .map(|s| format!(", {s}"))
+                .collect();
+            format!("profile {}{switches}", subject.model.profile.name())
+        }
+    }
 }
 
 /// [`judge_with`] on the recorded writes and settled states alone.
@@ -752,6 +790,7 @@ fn witnessed(
                 written_breaks: None,
                 settled_breaks: None,
                 recorded_breaks: None,
+                difference: None,
             }
         })
         .collect();
@@ -854,6 +893,7 @@ fn unexplained(
             recorded_breaks: (k == segment)
                 .then(|| RecordedBreak::of(&seg.settled))
                 .flatten(),
+            difference: None,
         });
     }
     Verdict {
@@ -919,7 +959,7 @@ pub(crate) fn diverging_trace(
     let breaks = broken_by(before, events, d.event, &subject.model.sem);
     let written_breaks = breaks
         .is_none()
-        .then(|| crate::broken::condition_written(before, events, d.event))
+        .then(|| crate::broken::condition_written(before, events, d.event, d.closest.as_ref()))
         .flatten();
     let step = d.stuck_at.or_else(|| {
         events[..d.event.min(events.len())]
@@ -1053,6 +1093,7 @@ fn exhaustive(
             written_breaks,
             settled_breaks,
             recorded_breaks: None,
+            difference: None,
         });
     }
     let conforms = points
@@ -1343,6 +1384,9 @@ pub fn render(v: &Verdict) -> String {
         }
         if let Some(condition) = p.settled_breaks {
             out.push_str(&format!("  the settled state breaks: {condition}\n"));
+        }
+        if let Some(d) = &p.difference {
+            out.push_str(&format!("  breaks no property: {d}\n"));
         }
         if let Some(r) = &p.recorded_breaks {
             out.push_str(&format!(

@@ -24,6 +24,7 @@ mod picks;
 pub mod prepared;
 pub mod readings;
 pub mod refusals;
+pub mod release_difference;
 pub mod render;
 pub mod replay;
 pub mod run_scenario;

@@ -55,6 +55,8 @@ pub struct Divergence {
     /// write differs from the closest such write (fewest differing fields). Empty when no
     /// allowed write is to that object, or the two differ only in who made them.
     pub fields: Vec<FieldDiff>,
+    /// That closest allowed write's object, as the model would write it.
+    pub closest: Option<Object>,
 }
 
 /// The verdict on one segment's writes.
@@ -812,9 +814,9 @@ impl Frontier {
             .get(self.reached)
             .map(|(i, e)| (*i, Some(*e)))
             .unwrap_or((segment.events.len(), None));
-        let fields = event
-            .map(|e| closest_differences(&self.writes, e))
-            .unwrap_or_default();
+        let (fields, closest) = event
+            .and_then(|e| closest_write(&self.writes, e))
+            .map_or((Vec::new(), None), |(f, o)| (f, Some(o)));
         Divergence {
             event: index,
             seen: event
@@ -824,20 +826,21 @@ impl Frontier {
             could_settle: self.could_settle,
             stuck_at: self.stuck_at,
             fields,
+            closest,
         }
     }
 }
 
-/// The fields in which the recorded write `seen` differs from the closest of `allowed` of
-/// the same kind of event to the same object (the first of the fewest differences, in the
-/// model's order); empty when none is to that object.
-fn closest_differences(allowed: &[AllowedWrite], seen: &Event) -> Vec<FieldDiff> {
+/// The closest of `allowed` to the recorded write `seen` among those of the same kind of
+/// event to the same object (the first of the fewest differing fields, in the model's
+/// order), with the fields in which `seen` differs from it; `None` when none is to that
+/// object.
+fn closest_write(allowed: &[AllowedWrite], seen: &Event) -> Option<(Vec<FieldDiff>, Object)> {
     allowed
         .iter()
         .filter(|w| w.event_type == seen.event_type && w.is_to(&seen.object))
-        .map(|w| w.differences(&seen.object))
-        .min_by_key(Vec::len)
-        .unwrap_or_default()
+        .map(|w| (w.differences(&seen.object), w.object.clone()))
+        .min_by_key(|(fields, _)| fields.len())
 }
 
 /// Validate one segment's writes from the start candidates: every run that matches them, by

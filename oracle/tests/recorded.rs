@@ -298,6 +298,13 @@ fn a_status_counting_two_pods_mid_deletion_conforms_on_v1_37() {
     let doctored = text.replacen(two, &two.replace(": 2", ": 3"), 1);
     let v = judged_on_v1_37(&doctored);
     assert!(!v.conforms, "{}", render(&v));
+    // A miscount of the field the gate brings is no difference of release: the field is
+    // there, wrong.
+    assert!(
+        v.settle_points.iter().all(|p| p.difference.is_none()),
+        "{}",
+        render(&v)
+    );
 }
 
 /// Another v1.37.2 run of the same scenario, four scenarios side by side: after status

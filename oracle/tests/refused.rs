@@ -258,4 +258,32 @@ fn a_status_write_without_terminating_replicas_names_the_field() {
         json["trace"]["fields"],
         serde_json::json!([{"field": "status.terminatingReplicas", "seen": "absent", "allowed": "0"}])
     );
+    // It breaks no property: the status the model writes there does not count the pod the
+    // controller has just created either (both from a cache a creation behind); what sets
+    // the write apart is a field of the release.
+    assert_eq!(point.breaks, None, "{}", render(&v));
+    assert_eq!(point.written_breaks, None, "{}", render(&v));
+    assert_eq!(v.breaks(), None, "{}", render(&v));
+    let difference = point.difference.as_ref().expect("a release difference");
+    assert_eq!(difference.gate, "DeploymentReplicaSetTerminatingReplicas");
+    assert_eq!(difference.release, "v1.37.2");
+    assert_eq!(
+        json["difference"]["gate"],
+        "DeploymentReplicaSetTerminatingReplicas"
+    );
+    assert!(
+        render(&v).contains(
+            "  breaks no property: differs from v1.37.2: status.terminatingReplicas absent, \
+             which its controller writes (0) with gate DeploymentReplicaSetTerminatingReplicas on"
+        ),
+        "{}",
+        render(&v)
+    );
+    assert!(
+        v.headline()
+            .unwrap()
+            .contains("diverges: differs from v1.37.2: "),
+        "{:?}",
+        v.headline()
+    );
 }
