@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::frontend;
 use common::walk::walk;
 use rsmc_spec::config::Config;
 use rsmc_spec::controller::AtGate;
@@ -15,22 +16,8 @@ use stateright::Model;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-fn frontend(replicas: i32) -> ReplicaSet {
-    ReplicaSet::new(
-        "frontend",
-        replicas,
-        LabelSelector::match_labels(&[("tier", "frontend")]),
-        labels(&[("tier", "frontend")]),
-    )
-}
-
 fn model(steps: Vec<ScriptStep>) -> RsModel {
-    let config = Config::preset("small").unwrap();
-    let script = Script {
-        steps,
-        ..Script::default()
-    };
-    RsModel::scripted(config, Profile::K8s120, script).unwrap()
+    common::scripted(steps)
 }
 
 /// Every reachable state, and the terminal ones (no action enabled).

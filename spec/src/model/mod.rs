@@ -9,6 +9,7 @@ pub use canonical::{set_reduction, Reduction, UpToPods, UpToRevisions};
 mod describe;
 mod enabled;
 pub mod properties;
+mod resume;
 pub mod script;
 pub mod state;
 mod step;

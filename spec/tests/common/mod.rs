@@ -12,6 +12,27 @@ use rsmc_spec::object::{
 use rsmc_spec::profile::{Profile, Semantics};
 
 /// The labels every test pod and ReplicaSet template carries unless a test says otherwise.
+/// `frontend`, selecting and labelling its pods `tier=frontend`.
+pub fn frontend(replicas: i32) -> ReplicaSet {
+    ReplicaSet::new(
+        "frontend",
+        replicas,
+        rsmc_spec::object::LabelSelector::match_labels(&[("tier", "frontend")]),
+        rsmc_spec::object::labels(&[("tier", "frontend")]),
+    )
+}
+
+/// A model of the `small` preset whose environment is `steps` (profile k8s-1.20).
+pub fn scripted(steps: Vec<rsmc_spec::model::ScriptStep>) -> rsmc_spec::model::RsModel {
+    let config = rsmc_spec::config::Config::preset("small").unwrap();
+    let script = rsmc_spec::model::Script {
+        steps,
+        ..rsmc_spec::model::Script::default()
+    };
+    rsmc_spec::model::RsModel::scripted(config, rsmc_spec::profile::Profile::K8s120, script)
+        .unwrap()
+}
+
 pub fn app_labels() -> Labels {
     labels(&[("app", "web")])
 }

@@ -17,8 +17,13 @@ pub struct Walked {
 
 /// Walks every state reachable from `model`'s initial states.
 pub fn walk(model: &RsModel) -> Walked {
+    walk_from(model, model.init_states())
+}
+
+/// Walks every state reachable from `starts`.
+pub fn walk_from(model: &RsModel, starts: Vec<State>) -> Walked {
     let mut seen = BTreeSet::new();
-    let mut queue: VecDeque<State> = model.init_states().into();
+    let mut queue: VecDeque<State> = starts.into();
     let mut out = Walked {
         states: Vec::new(),
         terminal: Vec::new(),
