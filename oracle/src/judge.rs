@@ -25,6 +25,7 @@ use crate::explore::outcomes;
 use crate::fields::FieldDiff;
 use crate::observed::{Event, Observed, Snapshot};
 use crate::release_difference::ReleaseDifference;
+use crate::resume::Resumed;
 use crate::side_by_side;
 use crate::validate::{ends_matching, validate, Divergence, Readings, Segment, Validation};
 use crate::witness::{self, Found, Recording};
@@ -45,6 +46,18 @@ pub struct Subject<'a> {
     pub origin: &'a [usize],
     /// Each scenario step as a command line.
     pub steps: &'a [String],
+    /// Whether the settle points after a divergence are judged ([`crate::resume`]).
+    pub after_divergence: AfterDivergence,
+}
+
+/// What becomes of the settle points after one that diverged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterDivergence {
+    /// Each is judged from the cluster's objects at the settle point before it
+    /// ([`crate::resume`]), so that a report lists every divergence.
+    JudgeOn,
+    /// None is judged: the verdict stops at the first divergence.
+    Stop,
 }
 
 /// The verdict of one level at one settle point.
@@ -129,6 +142,10 @@ pub struct SettlePoint {
     /// only in fields a feature gate brings ([`crate::release_difference`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub difference: Option<ReleaseDifference>,
+    /// When an earlier settle point diverged: this one was judged from the cluster's
+    /// objects at the one before it ([`crate::resume`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<Resumed>,
 }
 
 /// A convergence condition a recorded settled state breaks ([`SettlePoint::recorded_breaks`]).
@@ -791,6 +808,7 @@ fn witnessed(
                 settled_breaks: None,
                 recorded_breaks: None,
                 difference: None,
+                resumed: None,
             }
         })
         .collect();
@@ -894,6 +912,7 @@ fn unexplained(
                 .then(|| RecordedBreak::of(&seg.settled))
                 .flatten(),
             difference: None,
+            resumed: None,
         });
     }
     Verdict {
@@ -989,8 +1008,22 @@ pub(crate) fn diverging_trace(
     }
 }
 
+/// Which of the levels lost every run of the model to a divergence.
+#[derive(Default)]
+struct Lost {
+    outcome: bool,
+    trace: bool,
+}
+
+impl Lost {
+    fn any(&self) -> bool {
+        self.outcome || self.trace
+    }
+}
+
 /// Judge by the levels' exhaustive searches: every state that matched the previous settle
-/// point is carried to the next.
+/// point is carried to the next. After a divergence, the next segment starts from the
+/// cluster's objects, where the subject asks for it ([`AfterDivergence`]).
 fn exhaustive(
     subject: &Subject,
     observed: &Observed,
@@ -1005,6 +1038,9 @@ fn exhaustive(
     let mut by_trace = by_outcome.clone();
     let mut points = Vec::new();
     let empty = Snapshot::default();
+    // Which levels lost every run to a divergence (not to a segment left unrecorded): each
+    // goes on from the cluster's objects at the next settle point, if the subject asks.
+    let mut lost = Lost::default();
     for (k, (settle, segment)) in settles.iter().zip(&observed.segments).enumerate() {
         let step_ids = step_ids(subject, &settles, k);
         let steps = step_lines(subject, &step_ids);
@@ -1013,22 +1049,69 @@ fn exhaustive(
         } else {
             &observed.segments[k - 1].settled
         };
+        let mut resumed = None;
+        let mut unresumable = None;
+        if subject.after_divergence == AfterDivergence::JudgeOn && lost.any() {
+            match crate::resume::starts(subject.model, before, settles[k - 1]) {
+                Ok(starts) => {
+                    if lost.outcome {
+                        by_outcome = starts.clone();
+                    }
+                    if lost.trace {
+                        by_trace = starts;
+                    }
+                    resumed = Some(Resumed {
+                        from: k,
+                        memory: crate::resume::MEMORY,
+                    });
+                }
+                Err(why) => {
+                    unresumable = Some(format!(
+                        "an earlier settle point diverged, and the model cannot start from the cluster's objects at settle point {k}: {why}"
+                    ))
+                }
+            }
+        }
+        // A search from resumed states that passes the budget leaves this point unexplained,
+        // not the verdict: the next one resumes again.
+        let within_budget = |result: Result<Level, Exhausted>, lost_level: &mut bool| match result {
+            Err(exhausted) if resumed.is_some() => {
+                *lost_level = true;
+                Ok(Level::Unexplained {
+                    detail: format!("from the cluster's objects at settle point {k}, {exhausted}"),
+                })
+            }
+            other => other,
+        };
 
         // Outcome level.
         let mut settled_breaks = None;
         let outcome = if by_outcome.is_empty() {
-            Level::NotJudged
+            match (&unresumable, lost.outcome) {
+                (Some(why), true) => Level::Unexplained {
+                    detail: why.clone(),
+                },
+                _ => Level::NotJudged,
+            }
         } else {
+            let mut judged_breaks = None;
             let judged = judge_outcome(
                 subject.model,
                 &by_outcome,
                 *settle,
                 &segment.settled,
                 budget,
-            )?;
-            by_outcome = judged.matched;
-            settled_breaks = judged.settled_breaks;
-            judged.level
+            )
+            .map(|judged| {
+                by_outcome = judged.matched;
+                judged_breaks = judged.settled_breaks;
+                judged.level
+            });
+            by_outcome.retain(|_| judged.is_ok());
+            let level = within_budget(judged, &mut lost.outcome)?;
+            settled_breaks = judged_breaks;
+            lost.outcome = by_outcome.is_empty();
+            level
         };
 
         // Trace level.
@@ -1036,9 +1119,15 @@ fn exhaustive(
         let mut breaks = None;
         let mut written_breaks = None;
         let trace = match (&segment.events, by_trace.is_empty()) {
-            (_, true) => Level::NotJudged,
+            (_, true) => match (&unresumable, lost.trace) {
+                (Some(why), true) => Level::Unexplained {
+                    detail: why.clone(),
+                },
+                _ => Level::NotJudged,
+            },
             (None, false) => {
                 by_trace.clear();
+                lost.trace = false;
                 Level::NotRecorded
             }
             (Some(events), false) => {
@@ -1050,7 +1139,7 @@ fn exhaustive(
                     before,
                     budget,
                 };
-                match validate(&seg, &by_trace)? {
+                let validated = validate(&seg, &by_trace).map(|v| match v {
                     Validation::Valid(ends) => {
                         let writes = events.len();
                         let ends = ends_matching(ends, &segment.settled);
@@ -1072,7 +1161,11 @@ fn exhaustive(
                         written_breaks = diverging.written_breaks;
                         diverging.level
                     }
-                }
+                });
+                by_trace.retain(|_| validated.is_ok());
+                let level = within_budget(validated, &mut lost.trace)?;
+                lost.trace = by_trace.is_empty();
+                level
             }
         };
         let divergent_step = trace_divergent_step
@@ -1094,6 +1187,7 @@ fn exhaustive(
             settled_breaks,
             recorded_breaks: None,
             difference: None,
+            resumed,
         });
     }
     let conforms = points
@@ -1319,6 +1413,12 @@ pub fn render(v: &Verdict) -> String {
         for s in &p.steps {
             out.push_str(&format!("    {s}\n"));
         }
+        if let Some(r) = &p.resumed {
+            out.push_str(&format!(
+                "  (an earlier settle point diverged: judged from the cluster's objects at settle point {}, the controller {} there)\n",
+                r.from, r.memory
+            ));
+        }
         for (name, level) in [("outcome", &p.outcome), ("trace", &p.trace)] {
             match level {
                 Level::Conforms { detail } => {
@@ -1328,7 +1428,7 @@ pub fn render(v: &Verdict) -> String {
                     out.push_str(&format!("  {name}: not judged: no events were recorded\n"))
                 }
                 Level::NotJudged => out.push_str(&format!(
-                    "  {name}: not judged: an earlier settle point diverged\n"
+                    "  {name}: not judged: an earlier settle point diverged, or its segment was not recorded\n"
                 )),
                 Level::Unexplained { detail } => {
                     out.push_str(&format!("  {name}: not judged: {detail}\n"))

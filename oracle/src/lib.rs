@@ -27,6 +27,7 @@ pub mod refusals;
 pub mod release_difference;
 pub mod render;
 pub mod replay;
+pub mod resume;
 pub mod run_scenario;
 pub mod scenario;
 pub mod side_by_side;

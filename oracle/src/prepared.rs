@@ -124,6 +124,7 @@ impl Prepared {
             model: &self.model,
             origin: &self.compiled.origin,
             steps: &self.steps,
+            after_divergence: crate::judge::AfterDivergence::JudgeOn,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! they record are the seed's `frontend.yaml` (in `conformance/scenarios/`) and two small
 //! ones in `tests/scenarios/`.
 
-use rsmc_oracle::judge::{judge, render, Level, Verdict};
+use rsmc_oracle::judge::{judge, render, AfterDivergence, Level, Subject, Verdict};
 use rsmc_oracle::observed;
 use rsmc_oracle::prepared::Prepared;
 use rsmc_spec::budget::Budget;
@@ -86,7 +86,35 @@ fn a_surplus_pod_created_then_deleted_is_caught_by_trace_validation() {
     assert_eq!(first.divergent_step, Some(1));
     assert_eq!(first.breaks, Some(NO_OVER_CREATION));
     assert_eq!(v.breaks(), Some(NO_OVER_CREATION));
-    assert_eq!(v.settle_points[1].trace, Level::NotJudged);
+    // The second segment is judged on, from the cluster's objects at the first settle point,
+    // and says so; it is a run of a correct controller from there.
+    let second = &v.settle_points[1];
+    assert!(
+        matches!(second.trace, Level::Conforms { .. }),
+        "{}",
+        render(&v)
+    );
+    assert_eq!(second.resumed.as_ref().map(|r| r.from), Some(1));
+    assert!(
+        render(&v).contains("(an earlier settle point diverged: judged from the cluster's objects at settle point 1, the controller idle or just restarted there)"),
+        "{}",
+        render(&v)
+    );
+    // Asked to stop at the first divergence, it does.
+    let prepared = Prepared::load(
+        &root().join("../conformance/scenarios/frontend.yaml"),
+        Profile::K8s120,
+    )
+    .unwrap();
+    let subject = Subject {
+        after_divergence: AfterDivergence::Stop,
+        ..prepared.subject()
+    };
+    let observed =
+        observed::load(&root().join("tests/observed/frontend-surplus-pod.observed.json")).unwrap();
+    let stopped = judge(&subject, &observed, &Budget::default().with_states(500_000)).unwrap();
+    assert_eq!(stopped.settle_points[1].trace, Level::NotJudged);
+    assert_eq!(stopped.settle_points[1].resumed, None);
 }
 
 /// Deleting the ready pod while a pod that is not ready remains breaks the ranking (not
