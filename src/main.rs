@@ -208,6 +208,10 @@ pub struct OracleArgs {
     /// `$GITHUB_STEP_SUMMARY` set, a Markdown summary is appended to that file too.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Leave the settle points after the first divergence unjudged, instead of judging each
+    /// from the cluster's objects at the settle point before it.
+    #[arg(long)]
+    pub stop_at_first_divergence: bool,
     #[command(flatten)]
     pub budget: BudgetArgs,
 }

@@ -53,7 +53,14 @@ pub fn run(args: &OracleArgs) -> i32 {
     if let Some(step) = observed.stopped_at {
         return stopped(args, &loaded, &observed, step, started);
     }
-    let verdict = match judge::judge(&loaded.subject(), &observed, &args.budget.budget()) {
+    let subject = judge::Subject {
+        after_divergence: match args.stop_at_first_divergence {
+            true => judge::AfterDivergence::Stop,
+            false => judge::AfterDivergence::JudgeOn,
+        },
+        ..loaded.subject()
+    };
+    let verdict = match judge::judge(&subject, &observed, &args.budget.budget()) {
         Ok(v) => v,
         Err(e) => {
             let Some(exhausted) = e.exhausted() else {

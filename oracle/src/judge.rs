@@ -158,7 +158,7 @@ pub struct RecordedBreak {
 
 impl RecordedBreak {
     /// The first condition `settled` breaks, if it breaks one.
-    fn of(settled: &Snapshot) -> Option<RecordedBreak> {
+    pub(crate) fn of(settled: &Snapshot) -> Option<RecordedBreak> {
         converged::broken_conditions(&settled.replicasets, &settled.pods)
             .into_iter()
             .next()
@@ -520,13 +520,7 @@ fn witness_first(
         return exhaustive(subject, observed, budget).map(Judged::Verdict);
     }
     let draining = draining_unbounded(subject.model);
-    let recording = Recording {
-        model: &draining,
-        origin: subject.origin,
-        settles: &settles,
-        observed,
-        open_end: false,
-    };
+    let recording = Recording::settled(&draining, subject.origin, &settles, observed);
     // A recording the search cannot decide within an explanation's budget may need informers
     // further behind than the scenario says (the bound keeps the search's runs few, and a run
     // that needs a staler cache is found at once with a larger one): that is tried before the
@@ -597,7 +591,12 @@ fn explain(
 ) -> Result<Verdict, JudgeError> {
     let verdict = match exhaustive(subject, observed, &explaining(budget)) {
         Err(JudgeError::TooLarge(t)) => Ok(unexplained(
-            subject, observed, &d.settles, d.segment, d.stop, &t,
+            subject,
+            observed,
+            &d.settles,
+            (d.segment, d.stop),
+            &t,
+            budget,
         )),
         other => other,
     };
@@ -675,13 +674,7 @@ fn witnessed_further_behind(
             ..*subject
         };
         let draining = draining_unbounded(&model);
-        let recording = Recording {
-            model: &draining,
-            origin: subject.origin,
-            settles,
-            observed,
-            open_end: false,
-        };
+        let recording = Recording::settled(&draining, subject.origin, settles, observed);
         match witness::search(&recording, &explaining(budget), None) {
             Ok(Found::Run {
                 end,
@@ -722,7 +715,7 @@ fn witnessed_further_behind(
 pub const EXPLAIN_LIMIT: usize = 250_000;
 
 /// The budget of an explanation: `budget`, with at most [`EXPLAIN_LIMIT`] states.
-fn explaining(budget: &Budget) -> Budget {
+pub(crate) fn explaining(budget: &Budget) -> Budget {
     budget.with_states(
         budget
             .states
@@ -850,9 +843,9 @@ fn unexplained(
     subject: &Subject,
     observed: &Observed,
     settles: &[usize],
-    segment: usize,
-    stop: witness::Stop,
+    (segment, stop): (usize, witness::Stop),
     exhausted: &Exhausted,
+    budget: &Budget,
 ) -> Verdict {
     let why = format!(
         "the exhaustive search that would show what the model allows here stopped: {exhausted}"
@@ -914,6 +907,9 @@ fn unexplained(
             difference: None,
             resumed: None,
         });
+    }
+    if subject.after_divergence == AfterDivergence::JudgeOn {
+        crate::resume::witnessed_after(subject, observed, settles, segment, &mut points, budget);
     }
     Verdict {
         scenario: subject.name.to_string(),

@@ -11,7 +11,13 @@
 //! cluster's objects there, and a point that conforms after a resume says no more than that.
 
 use crate::binding::Binding;
-use crate::observed::Snapshot;
+use crate::judge::{
+    diverging_trace, draining_unbounded, explaining, step_ids, Diverging, Level, RecordedBreak,
+    SettlePoint, Subject,
+};
+use crate::observed::{Observed, Snapshot};
+use crate::witness::{self, Found, Recording, Stop};
+use rsmc_spec::budget::Budget;
 use rsmc_spec::model::{RsModel, State};
 use serde::Serialize;
 
@@ -47,4 +53,96 @@ pub fn starts(
         }
     }
     Ok(states.into_iter().map(|s| (s, identity.clone())).collect())
+}
+
+/// The settle points after `diverged` (from 0) judged by the witness search from the
+/// cluster's objects, where the exhaustive levels that would have carried the verdict on
+/// were beyond the budget: `points` after it hold no verdict yet. Each search starts at the
+/// settle point after the last divergence; the points its furthest run went through conform,
+/// the one it stopped at diverges (its trace, as the search found it; its outcome is not
+/// searched), and the next search starts after that one.
+pub(crate) fn witnessed_after(
+    subject: &Subject,
+    observed: &Observed,
+    settles: &[usize],
+    mut diverged: usize,
+    points: &mut [SettlePoint],
+    budget: &Budget,
+) {
+    let draining = draining_unbounded(subject.model);
+    let recording = Recording::settled(&draining, subject.origin, settles, observed);
+    let budget = explaining(budget);
+    while diverged + 1 < points.len() {
+        let from = diverged + 1;
+        let mark = Some(Resumed {
+            from: diverged + 1,
+            memory: MEMORY,
+        });
+        let conforms = |p: &mut SettlePoint| {
+            p.outcome = Level::Conforms {
+                detail: "the settled state is one a run that produces the recorded writes reaches"
+                    .into(),
+            };
+            p.trace = Level::Conforms {
+                detail: "the recorded writes are a run of the model".into(),
+            };
+            p.resumed = mark.clone();
+        };
+        let unexplained = |p: &mut SettlePoint, detail: String| {
+            p.outcome = Level::Unexplained {
+                detail: detail.clone(),
+            };
+            p.trace = Level::Unexplained { detail };
+            p.resumed = mark.clone();
+        };
+        let settled = &observed.segments[diverged].settled;
+        let starts = match starts(&draining, settled, settles[diverged]) {
+            Ok(starts) => starts,
+            Err(why) => {
+                unexplained(&mut points[from], format!(
+                    "an earlier settle point diverged, and the model cannot start from the cluster's objects at settle point {from}: {why}"
+                ));
+                diverged = from;
+                continue;
+            }
+        };
+        match witness::search_from(&recording, &budget, None, from, starts) {
+            Ok(Found::Run { .. }) => {
+                points[from..].iter_mut().for_each(conforms);
+                return;
+            }
+            Ok(Found::Nothing { segment, stop, .. }) => {
+                points[from..segment].iter_mut().for_each(conforms);
+                let events = observed.segments[segment].events.as_deref().unwrap_or(&[]);
+                let trace = match *stop {
+                    Stop::MissesWrites => Diverging::misses_writes(events.len()),
+                    Stop::Diverges(d) => diverging_trace(
+                        subject,
+                        &observed.segments[segment - 1].settled,
+                        events,
+                        d,
+                        &step_ids(subject, settles, segment),
+                    ),
+                };
+                let p = &mut points[segment];
+                p.trace = trace.level;
+                p.outcome = Level::Unexplained {
+                    detail: "not searched: the trace decided this settle point".into(),
+                };
+                p.divergent_step = trace.step.map(|i| i + 1);
+                p.breaks = trace.breaks;
+                p.written_breaks = trace.written_breaks;
+                p.recorded_breaks = RecordedBreak::of(&observed.segments[segment].settled);
+                p.resumed = mark.clone();
+                diverged = segment;
+            }
+            Err(unfinished) => {
+                points[from..unfinished.segment]
+                    .iter_mut()
+                    .for_each(conforms);
+                unexplained(&mut points[unfinished.segment], unfinished.to_string());
+                diverged = unfinished.segment;
+            }
+        }
+    }
 }

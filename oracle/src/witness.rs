@@ -145,6 +145,24 @@ pub struct Recording<'a> {
     pub open_end: bool,
 }
 
+impl<'a> Recording<'a> {
+    /// A recording whose every segment settled, searched with `model`.
+    pub fn settled(
+        model: &'a RsModel,
+        origin: &'a [usize],
+        settles: &'a [usize],
+        observed: &'a Observed,
+    ) -> Self {
+        Recording {
+            model,
+            origin,
+            settles,
+            observed,
+            open_end: false,
+        }
+    }
+}
+
 /// The steps from `node` that keep the model in step with the recording, less the victim
 /// sets and the picks of a sync's next request the rest of the segment rules out
 /// ([`crate::doomed`], [`crate::picks`]). `open_end`: the segment may end before its syncs
@@ -199,6 +217,24 @@ pub fn search(
     budget: &Budget,
     avoid: Option<&str>,
 ) -> Result<Found, Unfinished> {
+    let starts = recording
+        .model
+        .init_states()
+        .into_iter()
+        .map(|s| (s, Binding::default()))
+        .collect();
+    search_from(recording, budget, avoid, 0, starts)
+}
+
+/// [`search`] from segment `from` (from 0) on, its runs starting from `starts` (a settle
+/// point resumed from the cluster's objects, [`crate::resume`]).
+pub fn search_from(
+    recording: &Recording,
+    budget: &Budget,
+    avoid: Option<&str>,
+    from: usize,
+    starts: Vec<(State, Binding)>,
+) -> Result<Found, Unfinished> {
     let empty = crate::observed::Snapshot::default();
     let events: Vec<&[Event]> = recording
         .observed
@@ -224,13 +260,10 @@ pub fn search(
     let mut meter = budget.meter();
     let mut seen: HashSet<(usize, u64)> = HashSet::new();
     let mut stack: Vec<Entry> = Vec::new();
-    for init in recording.model.init_states().into_iter().rev() {
-        stack.push(Entry::Node(
-            0,
-            Box::new(Node::start(init, Binding::default())),
-        ));
+    for (state, binding) in starts.into_iter().rev() {
+        stack.push(Entry::Node(from, Box::new(Node::start(state, binding))));
     }
-    let mut furthest = (0, FrontierAt::default());
+    let mut furthest = (from, FrontierAt::default());
     while let Some(entry) = stack.pop() {
         let (k, node) = match entry {
             Entry::Node(k, node) => (k, *node),

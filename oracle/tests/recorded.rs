@@ -433,3 +433,61 @@ fn a_run_on_real_kubelets_conforms_judged_as_one() {
     assert!(!v.conforms, "judged as a played kubelet's run");
     assert!(render(&v).contains("DIVERGES"), "{}", render(&v));
 }
+
+/// The kind run of `scale` on v1.37.2 with every `terminatingReplicas` taken out, as a
+/// controller written for an older release would write its statuses: each settle point is
+/// judged (the ones after a divergence from the cluster's objects at the settle point
+/// before), each divergence names the field and the gate that brings it and breaks no
+/// property, and no point is left unjudged.
+#[test]
+fn every_settle_point_of_a_run_without_terminating_replicas_is_judged() {
+    let label = "scale.kind-v1.37.2.observed.json";
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&recorded_on("scale", "kind-v1.37.2")).unwrap();
+    for segment in doc["segments"].as_array_mut().unwrap() {
+        for (list, at) in [("events", "/object/status"), ("settled", "/status")] {
+            let objects = match list {
+                "events" => segment["events"].as_array_mut(),
+                _ => segment["settled"]["replicasets"].as_array_mut(),
+            };
+            for object in objects.unwrap() {
+                if let Some(status) = object.pointer_mut(at).and_then(|s| s.as_object_mut()) {
+                    status.remove("terminatingReplicas");
+                }
+            }
+        }
+    }
+    let observed = observed::parse(Path::new(label), &doc.to_string()).unwrap();
+    let sem = observed.release_semantics().unwrap().unwrap();
+    let nodes = observed.real_nodes().unwrap().unwrap();
+    let real = Prepared::load(&root().join("scenarios/scale.yaml"), Profile::K8s120)
+        .unwrap()
+        .judged_as(sem)
+        .on_real_kubelets(&nodes)
+        .unwrap();
+    let v = judge(
+        &real.subject(),
+        &observed,
+        &rsmc_oracle::explore::default_budget(),
+    )
+    .unwrap();
+    assert!(!v.conforms, "{}", render(&v));
+    let mut differing = Vec::new();
+    for p in &v.settle_points {
+        for level in [&p.outcome, &p.trace] {
+            assert_ne!(*level, Level::NotJudged, "{}", render(&v));
+        }
+        assert_eq!(p.breaks, None, "{}", render(&v));
+        assert_eq!(p.written_breaks, None, "{}", render(&v));
+        if p.trace.diverges() {
+            let d = p.difference.as_ref().expect("a release difference");
+            assert_eq!(d.gate, "DeploymentReplicaSetTerminatingReplicas");
+            differing.push(p.index);
+        } else {
+            assert!(matches!(p.trace, Level::Conforms { .. }), "{}", render(&v));
+        }
+        assert_eq!(p.resumed.is_some(), p.index > 1, "{}", render(&v));
+    }
+    // The statuses the controller writes while pods are deleting, and at the first scale.
+    assert_eq!(differing, [1, 3, 4], "{}", render(&v));
+}
