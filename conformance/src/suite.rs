@@ -72,6 +72,13 @@ pub fn summary_line(r: &ScenarioRun) -> String {
         "{verdict:>16}  {:<40} {:>6.1}s  judged in {:.3}s",
         r.scenario, r.wall_seconds, r.judge_seconds
     );
+    // Everything the verdict found, grouped, with its settle points.
+    if let Some(v) = r.verdict.as_ref().filter(|v| !v.conforms) {
+        let found = rsmc_oracle::findings::findings(v);
+        if !found.is_empty() {
+            line.push_str(&format!("  {}", rsmc_oracle::findings::line(&found)));
+        }
+    }
     if let Some(rep) = &r.reproduction {
         line.push_str(&format!(
             "  {} {}",

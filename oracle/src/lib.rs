@@ -15,6 +15,7 @@ mod doomed;
 pub mod error;
 pub mod explore;
 pub mod fields;
+pub mod findings;
 mod held;
 pub mod import;
 pub mod judge;
