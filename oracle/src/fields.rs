@@ -43,6 +43,18 @@ impl FieldDiff {
         self.field = format!("{object} {}", self.field);
         self
     }
+
+    /// The object the field is in (`rs/frontend`), where [`FieldDiff::of`] named one.
+    pub fn object(&self) -> Option<&str> {
+        self.field.split_once(' ').map(|(object, _)| object)
+    }
+
+    /// The field's API path alone (`status.terminatingReplicas`), without its object.
+    pub fn path(&self) -> &str {
+        self.field
+            .split_once(' ')
+            .map_or(self.field.as_str(), |(_, path)| path)
+    }
 }
 
 impl fmt::Display for FieldDiff {

@@ -31,21 +31,9 @@ pub fn findings(v: &Verdict) -> Vec<Finding> {
     };
     for p in &v.settle_points {
         let named = p
-            .breaks
-            .or(p.written_breaks)
-            .or(p.settled_breaks)
-            .or(p.recorded_breaks.as_ref().map(|r| r.condition))
+            .named()
             .map(str::to_string)
-            .or_else(|| {
-                p.difference.as_ref().map(|d| {
-                    let fields: Vec<&str> = d
-                        .fields
-                        .iter()
-                        .map(|f| f.field.rsplit(' ').next().unwrap_or_default())
-                        .collect();
-                    format!("differs from {}: {}", d.release, fields.join(", "))
-                })
-            });
+            .or_else(|| p.difference.as_ref().map(|d| d.headline()));
         let diverges = p.outcome.diverges() || p.trace.diverges();
         match named {
             Some(what) => add(what, p.index),

@@ -148,6 +148,18 @@ pub struct SettlePoint {
     pub resumed: Option<Resumed>,
 }
 
+impl SettlePoint {
+    /// The property or condition this point names: the one its divergent write breaks, else
+    /// the one the status it writes breaks, else the settled state's, else the recorded
+    /// settled state's.
+    pub fn named(&self) -> Option<&'static str> {
+        self.breaks
+            .or(self.written_breaks)
+            .or(self.settled_breaks)
+            .or(self.recorded_breaks.as_ref().map(|r| r.condition))
+    }
+}
+
 /// A convergence condition a recorded settled state breaks ([`SettlePoint::recorded_breaks`]).
 #[derive(Clone, Debug, Serialize)]
 pub struct RecordedBreak {
@@ -255,7 +267,7 @@ impl Verdict {
             self.settle_points
                 .iter()
                 .find_map(|p| p.difference.as_ref())
-                .map(|d| format!("{}: ", d.to_string().split(':').next().unwrap_or_default()))
+                .map(|d| format!("differs from {}: ", d.release))
         };
         let breaks = self
             .breaks()
@@ -283,12 +295,7 @@ impl Verdict {
     /// convergence condition the status that write sets or its first divergent settled state
     /// breaks.
     pub fn breaks(&self) -> Option<&'static str> {
-        self.settle_points.iter().find_map(|p| {
-            p.breaks
-                .or(p.written_breaks)
-                .or(p.settled_breaks)
-                .or(p.recorded_breaks.as_ref().map(|r| r.condition))
-        })
+        self.settle_points.iter().find_map(SettlePoint::named)
     }
 }
 
@@ -860,19 +867,8 @@ fn unexplained(
         };
         let events = seg.events.as_deref().unwrap_or(&[]);
         let (outcome, trace, divergent_step, breaks, written_breaks) = if k < segment {
-            (
-                Level::Conforms {
-                    detail:
-                        "the settled state is one a run that produces the recorded writes reaches"
-                            .into(),
-                },
-                Level::Conforms {
-                    detail: format!("{} recorded writes are a run of the model", events.len()),
-                },
-                None,
-                None,
-                None,
-            )
+            let (outcome, trace) = witnessed_levels(events.len());
+            (outcome, trace, None, None, None)
         } else if k == segment {
             let trace = match &stop {
                 witness::Stop::MissesWrites => Diverging::misses_writes(events.len()),
@@ -926,6 +922,21 @@ fn unexplained(
         or_system_by_step: 0,
         unconfirmed: Vec::new(),
     }
+}
+
+/// The levels of a settle point a run the witness search found went through, when the
+/// levels' exhaustive searches were not made: its `writes` recorded writes are a run, and it
+/// settles as recorded.
+pub(crate) fn witnessed_levels(writes: usize) -> (Level, Level) {
+    (
+        Level::Conforms {
+            detail: "the settled state is one a run that produces the recorded writes reaches"
+                .into(),
+        },
+        Level::Conforms {
+            detail: format!("{writes} recorded writes are a run of the model"),
+        },
+    )
 }
 
 /// The trace level where every recorded write is a model run but none ends in the settled
@@ -1048,7 +1059,7 @@ fn exhaustive(
         let mut resumed = None;
         let mut unresumable = None;
         if subject.after_divergence == AfterDivergence::JudgeOn && lost.any() {
-            match crate::resume::starts(subject.model, before, settles[k - 1]) {
+            match crate::resume::starts(subject.model, before, (k, settles[k - 1])) {
                 Ok(starts) => {
                     if lost.outcome {
                         by_outcome = starts.clone();
@@ -1056,16 +1067,9 @@ fn exhaustive(
                     if lost.trace {
                         by_trace = starts;
                     }
-                    resumed = Some(Resumed {
-                        from: k,
-                        memory: crate::resume::MEMORY,
-                    });
+                    resumed = Some(Resumed::at(k));
                 }
-                Err(why) => {
-                    unresumable = Some(format!(
-                        "an earlier settle point diverged, and the model cannot start from the cluster's objects at settle point {k}: {why}"
-                    ))
-                }
+                Err(why) => unresumable = Some(why),
             }
         }
         // A search from resumed states that passes the budget leaves this point unexplained,

@@ -37,11 +37,10 @@ impl ReleaseDifference {
     /// The release difference `fields` amount to under `sem`, judged as `release`, if they
     /// amount to one.
     pub fn of(fields: &[FieldDiff], sem: &Semantics, release: &str) -> Option<Self> {
-        let path = |f: &FieldDiff| f.field.rsplit(' ').next().unwrap_or_default().to_string();
-        let gate = Gate::of_field(&path(fields.first()?))?;
+        let gate = Gate::of_field(fields.first()?.path())?;
         let on = gate.is_on(sem);
         let only_presence = fields.iter().all(|f| {
-            Gate::of_field(&path(f)) == Some(gate)
+            Gate::of_field(f.path()) == Some(gate)
                 && match on {
                     true => f.seen == "absent",
                     false => f.allowed == "absent",
@@ -54,6 +53,14 @@ impl ReleaseDifference {
             since: gate.since(),
             fields: fields.to_vec(),
         })
+    }
+}
+
+impl ReleaseDifference {
+    /// Its headline: `differs from v1.37.2: status.terminatingReplicas`.
+    pub fn headline(&self) -> String {
+        let paths: Vec<&str> = self.fields.iter().map(FieldDiff::path).collect();
+        format!("differs from {}: {}", self.release, paths.join(", "))
     }
 }
 

@@ -12,8 +12,8 @@
 
 use crate::binding::Binding;
 use crate::judge::{
-    diverging_trace, draining_unbounded, explaining, step_ids, Diverging, Level, RecordedBreak,
-    SettlePoint, Subject,
+    diverging_trace, draining_unbounded, explaining, step_ids, witnessed_levels, Diverging, Level,
+    RecordedBreak, SettlePoint, Subject,
 };
 use crate::observed::{Observed, Snapshot};
 use crate::witness::{self, Found, Recording, Stop};
@@ -30,18 +30,31 @@ pub struct Resumed {
     pub memory: &'static str,
 }
 
-/// The words of [`Resumed::memory`].
-pub const MEMORY: &str = "idle or just restarted";
+impl Resumed {
+    /// Judged from the cluster's objects at settle point `from` (from 1).
+    pub fn at(from: usize) -> Self {
+        Resumed {
+            from,
+            memory: "idle or just restarted",
+        }
+    }
+}
 
-/// The start states of the segment after the settle step `settle` (a script index), from the
-/// cluster's `settled` objects there, each with the renaming that makes every one of them
-/// itself; `Err` when the model cannot resume there, and why.
+/// The start states of the segment after settle point `point` (from 1; `settle` is its
+/// script index), from the cluster's `settled` objects there, each with the renaming that
+/// makes every one of them itself; `Err` when the model cannot resume there, saying why.
 pub fn starts(
     model: &RsModel,
     settled: &Snapshot,
-    settle: usize,
+    (point, settle): (usize, usize),
 ) -> Result<Vec<(State, Binding)>, String> {
-    let states = model.resumed(&settled.replicasets, &settled.pods, settle)?;
+    let states = model
+        .resumed(&settled.replicasets, &settled.pods, settle)
+        .map_err(|why| {
+            format!(
+                "an earlier settle point diverged, and the model cannot start from the cluster's objects at settle point {point}: {why}"
+            )
+        })?;
     let mut identity = Binding::default();
     for rs in settled.replicasets.values() {
         identity.bind_uid(rs.meta.uid, rs.meta.uid);
@@ -74,18 +87,10 @@ pub(crate) fn witnessed_after(
     let budget = explaining(budget);
     while diverged + 1 < points.len() {
         let from = diverged + 1;
-        let mark = Some(Resumed {
-            from: diverged + 1,
-            memory: MEMORY,
-        });
-        let conforms = |p: &mut SettlePoint| {
-            p.outcome = Level::Conforms {
-                detail: "the settled state is one a run that produces the recorded writes reaches"
-                    .into(),
-            };
-            p.trace = Level::Conforms {
-                detail: "the recorded writes are a run of the model".into(),
-            };
+        let mark = Some(Resumed::at(diverged + 1));
+        let conforms = |(k, p): (usize, &mut SettlePoint)| {
+            let writes = observed.segments[k].events.as_ref().map_or(0, Vec::len);
+            (p.outcome, p.trace) = witnessed_levels(writes);
             p.resumed = mark.clone();
         };
         let unexplained = |p: &mut SettlePoint, detail: String| {
@@ -96,23 +101,23 @@ pub(crate) fn witnessed_after(
             p.resumed = mark.clone();
         };
         let settled = &observed.segments[diverged].settled;
-        let starts = match starts(&draining, settled, settles[diverged]) {
+        let starts = match starts(&draining, settled, (diverged + 1, settles[diverged])) {
             Ok(starts) => starts,
             Err(why) => {
-                unexplained(&mut points[from], format!(
-                    "an earlier settle point diverged, and the model cannot start from the cluster's objects at settle point {from}: {why}"
-                ));
+                unexplained(&mut points[from], why);
                 diverged = from;
                 continue;
             }
         };
         match witness::search_from(&recording, &budget, None, from, starts) {
             Ok(Found::Run { .. }) => {
-                points[from..].iter_mut().for_each(conforms);
+                points.iter_mut().enumerate().skip(from).for_each(conforms);
                 return;
             }
             Ok(Found::Nothing { segment, stop, .. }) => {
-                points[from..segment].iter_mut().for_each(conforms);
+                (from..segment)
+                    .zip(&mut points[from..segment])
+                    .for_each(conforms);
                 let events = observed.segments[segment].events.as_deref().unwrap_or(&[]);
                 let trace = match *stop {
                     Stop::MissesWrites => Diverging::misses_writes(events.len()),
@@ -137,8 +142,8 @@ pub(crate) fn witnessed_after(
                 diverged = segment;
             }
             Err(unfinished) => {
-                points[from..unfinished.segment]
-                    .iter_mut()
+                (from..unfinished.segment)
+                    .zip(&mut points[from..unfinished.segment])
                     .for_each(conforms);
                 unexplained(&mut points[unfinished.segment], unfinished.to_string());
                 diverged = unfinished.segment;

@@ -72,12 +72,12 @@ const SHOWN: &[(&str, &str)] = &[
 pub fn with_unshown_fields(model: &str, observed: &str, fields: &[FieldDiff]) -> (String, String) {
     let unshown: Vec<&FieldDiff> = fields
         .iter()
-        .filter(|f| match f.field.split_once(' ') {
+        .filter(|f| match f.object() {
             // An object on one side only shows as a row of its own.
             None => false,
-            Some((object, path)) => {
+            Some(object) => {
                 let kind = object.split('/').next().unwrap_or_default();
-                !SHOWN.contains(&(kind, path))
+                !SHOWN.contains(&(kind, f.path()))
             }
         })
         .collect();

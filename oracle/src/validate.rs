@@ -766,10 +766,8 @@ fn writes_next(b: &Binding, next: Option<&(usize, &Event)>, pod: &str) -> bool {
 pub(crate) struct Frontier {
     /// Visible recorded writes matched by the furthest run.
     pub reached: usize,
-    /// What the model could write there (deduplicated, at most a dozen).
-    pub allowed: Vec<String>,
-    /// The writes among them, to compare with the recorded one field by field.
-    writes: Vec<AllowedWrite>,
+    /// What the model could do there instead (deduplicated by description, at most a dozen).
+    refusals: Vec<Refusal>,
     /// Whether a run could settle there, having written nothing more.
     pub could_settle: bool,
     /// A step a run there cannot go past.
@@ -799,11 +797,10 @@ impl Frontier {
         for r in &expansion.refused {
             self.reach(r.reached);
             if r.reached == self.reached
-                && self.allowed.len() < 12
-                && !self.allowed.contains(&r.line)
+                && self.refusals.len() < 12
+                && self.refusals.iter().all(|known| known.line != r.line)
             {
-                self.allowed.push(r.line.clone());
-                self.writes.extend(r.write.clone());
+                self.refusals.push(r.clone());
             }
         }
     }
@@ -815,14 +812,14 @@ impl Frontier {
             .map(|(i, e)| (*i, Some(*e)))
             .unwrap_or((segment.events.len(), None));
         let (fields, closest) = event
-            .and_then(|e| closest_write(&self.writes, e))
+            .and_then(|e| closest_write(&self.refusals, e))
             .map_or((Vec::new(), None), |(f, o)| (f, Some(o)));
         Divergence {
             event: index,
             seen: event
                 .map(|e| describe_event(e, |k| format!("scenario step {}", k + 1)))
                 .unwrap_or_else(|| "no further write (the recording ends here)".into()),
-            allowed: self.allowed,
+            allowed: self.refusals.into_iter().map(|r| r.line).collect(),
             could_settle: self.could_settle,
             stuck_at: self.stuck_at,
             fields,
@@ -835,9 +832,10 @@ impl Frontier {
 /// event to the same object (the first of the fewest differing fields, in the model's
 /// order), with the fields in which `seen` differs from it; `None` when none is to that
 /// object.
-fn closest_write(allowed: &[AllowedWrite], seen: &Event) -> Option<(Vec<FieldDiff>, Object)> {
+fn closest_write(allowed: &[Refusal], seen: &Event) -> Option<(Vec<FieldDiff>, Object)> {
     allowed
         .iter()
+        .filter_map(|r| r.write.as_ref())
         .filter(|w| w.event_type == seen.event_type && w.is_to(&seen.object))
         .map(|w| (w.differences(&seen.object), w.object.clone()))
         .min_by_key(|(fields, _)| fields.len())
