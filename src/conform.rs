@@ -62,6 +62,10 @@ pub struct ConformArgs {
     /// scenario was written for.
     #[arg(long, default_value = "auto")]
     pub profile: String,
+    /// Leave the settle points after a scenario's first divergence unjudged, instead of
+    /// judging each from the cluster's objects at the settle point before it.
+    #[arg(long)]
+    pub stop_at_first_divergence: bool,
     /// Feature gates the cluster runs with where they differ from its release's defaults
     /// (`GATE=BOOL,…`, as upstream's flag); the model is switched to match. A local
     /// cluster's own (`rsmc cluster up --feature-gates`) are known without this.
@@ -315,7 +319,9 @@ async fn conform(args: &ConformArgs) -> i32 {
                     ));
                     continue;
                 }
-                let mut p = p.judged_as(sem);
+                let mut p = p
+                    .judged_as(sem)
+                    .stopping_at_first_divergence(args.stop_at_first_divergence);
                 p.model = args.switches.apply(p.model);
                 let unheld = gate.is_none() || (gc_gate.is_none() && p.compiled.holds_from_gc());
                 if unheld && p.compiled.holds() {
@@ -663,6 +669,17 @@ fn finish(args: &ConformArgs, results: &[ScenarioRun]) -> i32 {
         }
         for r in results {
             println!("{}", suite::summary_line(r));
+        }
+        let found = rsmc_oracle::findings::across(
+            results
+                .iter()
+                .filter_map(|r| Some((r.scenario.as_str(), &r.verdict.as_ref()?.findings[..]))),
+        );
+        if !found.is_empty() {
+            println!("\nfound, by what (scenario and settle points):");
+            for (what, scenarios) in found {
+                println!("  {what}: {}", scenarios.join(", "));
+            }
         }
     });
     let conforming = results.iter().filter(|r| r.conforms()).count();

@@ -34,6 +34,7 @@ pub fn run(args: &OracleArgs) -> i32 {
                 None => l,
             };
             l.model = args.switches.apply(l.model);
+            let l = l.stopping_at_first_divergence(args.stop_at_first_divergence);
             match observed.real_nodes().and_then(|nodes| match nodes {
                 Some(nodes) => l.on_real_kubelets(&nodes),
                 None => Ok(l),
@@ -53,14 +54,7 @@ pub fn run(args: &OracleArgs) -> i32 {
     if let Some(step) = observed.stopped_at {
         return stopped(args, &loaded, &observed, step, started);
     }
-    let subject = judge::Subject {
-        after_divergence: match args.stop_at_first_divergence {
-            true => judge::AfterDivergence::Stop,
-            false => judge::AfterDivergence::JudgeOn,
-        },
-        ..loaded.subject()
-    };
-    let verdict = match judge::judge(&subject, &observed, &args.budget.budget()) {
+    let verdict = match judge::judge(&loaded.subject(), &observed, &args.budget.budget()) {
         Ok(v) => v,
         Err(e) => {
             let Some(exhausted) = e.exhausted() else {

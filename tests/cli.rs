@@ -238,6 +238,11 @@ fn oracle_exit_codes_follow_the_verdict() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("DOES NOT CONFORM"), "{out}");
     assert!(out.contains("first divergent step: 5"), "{out}");
+    // Everything found is listed once at the end, with its settle points.
+    assert!(
+        out.contains("\nfound (at settle points):\n    scale-down deletes the pods the ranking puts first (3)\n"),
+        "{out}"
+    );
     let (code, out, _) = rsmc(&[
         "oracle",
         "--scenario",
@@ -250,6 +255,10 @@ fn oracle_exit_codes_follow_the_verdict() {
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON verdict");
     assert_eq!(v["conforms"], false);
     assert_eq!(v["settle_points"][2]["trace"]["result"], "diverges");
+    assert_eq!(
+        v["findings"],
+        serde_json::json!([{"what": "scale-down deletes the pods the ranking puts first", "settle_points": [3]}])
+    );
 }
 
 /// A recording whose steps are numbered from 1 (each user write given to the step after it)

@@ -73,11 +73,8 @@ pub fn summary_line(r: &ScenarioRun) -> String {
         r.scenario, r.wall_seconds, r.judge_seconds
     );
     // Everything the verdict found, grouped, with its settle points.
-    if let Some(v) = r.verdict.as_ref().filter(|v| !v.conforms) {
-        let found = rsmc_oracle::findings::findings(v);
-        if !found.is_empty() {
-            line.push_str(&format!("  {}", rsmc_oracle::findings::line(&found)));
-        }
+    if let Some(v) = r.verdict.as_ref().filter(|v| !v.findings.is_empty()) {
+        line.push_str(&format!("  {}", rsmc_oracle::findings::line(&v.findings)));
     }
     if let Some(rep) = &r.reproduction {
         line.push_str(&format!(

@@ -226,6 +226,10 @@ pub struct Verdict {
     /// the observed trace: its sender got no answer), one line each ([`crate::readings`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unconfirmed: Vec<String>,
+    /// Everything a nonconforming verdict found, grouped with its settle points
+    /// ([`crate::findings`]); empty where the run conforms.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<crate::findings::Finding>,
 }
 
 impl Verdict {
@@ -422,6 +426,9 @@ fn judge_reading(
         &subject.model.sem,
         &judged_release(subject, observed),
     );
+    if !verdict.conforms {
+        verdict.findings = crate::findings::findings(&verdict);
+    }
     Ok(verdict)
 }
 
@@ -538,7 +545,7 @@ fn witness_first(
             if let Further::Found(verdict) =
                 witnessed_further_behind(subject, observed, &settles, budget)?
             {
-                return Ok(Judged::Verdict(verdict));
+                return Ok(Judged::Verdict(*verdict));
             }
             if first.states == budget.states {
                 Err(u)
@@ -564,7 +571,7 @@ fn witness_first(
         .map(Judged::Verdict),
         Ok(Found::Nothing { segment, stop, .. }) => {
             let note = match witnessed_further_behind(subject, observed, &settles, budget)? {
-                Further::Found(verdict) => return Ok(Judged::Verdict(verdict)),
+                Further::Found(verdict) => return Ok(Judged::Verdict(*verdict)),
                 Further::Nothing => None,
                 Further::CutShort { lag, exhausted } => Some(format!(
                     "no run of the model with informers within the scenario's maxLag {} produces the recording; searched with informers up to {lag} events behind, {exhausted}",
@@ -630,7 +637,7 @@ pub(crate) fn draining_unbounded(model: &RsModel) -> RsModel {
 /// What the searches with informers further behind than the scenario's bound found.
 enum Further {
     /// A run: the recording's verdict, with a note saying how far behind it was.
-    Found(Verdict),
+    Found(Box<Verdict>),
     /// No run, every search finished (or none was made: the bound is the largest already).
     Nothing,
     /// No run found, and the search with informers up to `lag` behind stopped at its budget:
@@ -700,7 +707,7 @@ fn witnessed_further_behind(
                 verdict.prepend_note(format!(
                     "judged by a run of the model whose informers were up to {behind} events behind at a write, where the scenario's maxLag {bound} allows fewer than {bound} (searched with maxLag {lag})"
                 ));
-                return Ok(Further::Found(verdict));
+                return Ok(Further::Found(Box::new(verdict)));
             }
             // A larger bound allows every run a smaller one does: the largest bound searched
             // decides.
@@ -840,6 +847,7 @@ fn witnessed(
         or_system_by_system: readings.by_system,
         or_system_by_step: readings.by_step,
         unconfirmed: Vec::new(),
+        findings: Vec::new(),
     })
 }
 
@@ -921,6 +929,7 @@ fn unexplained(
         or_system_by_system: 0,
         or_system_by_step: 0,
         unconfirmed: Vec::new(),
+        findings: Vec::new(),
     }
 }
 
@@ -1217,6 +1226,7 @@ fn exhaustive(
         or_system_by_system: 0,
         or_system_by_step: 0,
         unconfirmed: Vec::new(),
+        findings: Vec::new(),
     })
 }
 
@@ -1534,6 +1544,12 @@ pub fn render(v: &Verdict) -> String {
     }
     for broken in &v.broken_on_cluster {
         out.push_str(&format!("\non the cluster: {broken}\n"));
+    }
+    if !v.findings.is_empty() {
+        out.push_str("\nfound (at settle points):\n");
+        for f in &v.findings {
+            out.push_str(&format!("    {f}\n"));
+        }
     }
     out
 }

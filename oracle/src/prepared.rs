@@ -2,7 +2,7 @@
 //! model built — what `rsmc replay`, `rsmc oracle` and a conformance run all start from.
 
 use crate::error::InputError;
-use crate::judge::Subject;
+use crate::judge::{AfterDivergence, Subject};
 use crate::scenario::{self, Compiled, NodeMap, Scenario};
 use rsmc_spec::bugs::{Bug, Fix};
 use rsmc_spec::model::RsModel;
@@ -16,6 +16,8 @@ pub struct Prepared {
     pub model: RsModel,
     /// Each scenario step as a command line.
     pub steps: Vec<String>,
+    /// What the verdict does after a settle point diverges (judge on, by default).
+    pub after_divergence: AfterDivergence,
 }
 
 impl Prepared {
@@ -48,6 +50,7 @@ impl Prepared {
             compiled,
             model,
             steps,
+            after_divergence: AfterDivergence::JudgeOn,
         })
     }
 
@@ -84,6 +87,7 @@ impl Prepared {
             compiled,
             model,
             steps: self.steps.clone(),
+            after_divergence: self.after_divergence,
         })
     }
 
@@ -124,8 +128,17 @@ impl Prepared {
             model: &self.model,
             origin: &self.compiled.origin,
             steps: &self.steps,
-            after_divergence: crate::judge::AfterDivergence::JudgeOn,
+            after_divergence: self.after_divergence,
         }
+    }
+
+    /// The same scenario, its verdicts leaving the settle points after the first divergence
+    /// unjudged where `stop` (`--stop-at-first-divergence`).
+    pub fn stopping_at_first_divergence(mut self, stop: bool) -> Prepared {
+        if stop {
+            self.after_divergence = AfterDivergence::Stop;
+        }
+        self
     }
 }
 

@@ -490,9 +490,8 @@ fn every_settle_point_of_a_run_without_terminating_replicas_is_judged() {
     }
     // The statuses the controller writes while pods are deleting, and at the first scale.
     assert_eq!(differing, [1, 3, 4], "{}", render(&v));
-    let found = rsmc_oracle::findings::findings(&v);
     assert_eq!(
-        rsmc_oracle::findings::line(&found),
+        rsmc_oracle::findings::line(&v.findings),
         "differs from v1.37.2: status.terminatingReplicas (1, 3, 4)"
     );
 }
