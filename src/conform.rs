@@ -675,11 +675,22 @@ fn finish(args: &ConformArgs, results: &[ScenarioRun]) -> i32 {
                 .iter()
                 .filter_map(|r| Some((r.scenario.as_str(), &r.verdict.as_ref()?.findings[..]))),
         );
+        let stopped: Vec<String> = results
+            .iter()
+            .filter_map(|r| {
+                let e = r.error.as_ref().filter(|e| !e.broken)?;
+                let first = e.message.lines().next().unwrap_or_default();
+                Some(format!("  {}: {first}", r.scenario))
+            })
+            .collect();
         if !found.is_empty() {
             println!("\nfound, by what (scenario and settle points):");
             for (what, scenarios) in found {
                 println!("  {what}: {}", scenarios.join(", "));
             }
+        }
+        if !stopped.is_empty() {
+            println!("\nstopped short:\n{}", stopped.join("\n"));
         }
     });
     let conforming = results.iter().filter(|r| r.conforms()).count();

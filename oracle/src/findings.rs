@@ -25,8 +25,9 @@ impl std::fmt::Display for Finding {
     }
 }
 
-/// Every finding of `v`, in the order first found: per settle point, what its divergence
-/// breaks or how it differs, then the safety properties the recorded writes break on the
+/// Every finding of `v`, in the order first found: per settle point, everything its
+/// divergence breaks (the write and the settled state may break different rules), else how
+/// it differs, then the safety properties the recorded writes break on the
 /// cluster (`on the cluster: …`, unless a divergence names the same property).
 pub fn findings(v: &Verdict) -> Vec<Finding> {
     // Found at `point`, in settle point order: a point is added once, at the end.
@@ -42,15 +43,15 @@ pub fn findings(v: &Verdict) -> Vec<Finding> {
     }
     let mut out: Vec<Finding> = Vec::new();
     for p in &v.settle_points {
-        let named = p
-            .named()
-            .map(str::to_string)
-            .or_else(|| p.difference.as_ref().map(|d| d.headline()));
-        let diverges = p.outcome.diverges() || p.trace.diverges();
-        match named {
-            Some(what) => add(&mut out, what, p.index),
-            None if diverges => add(&mut out, "diverges".into(), p.index),
-            None => {}
+        let mut named: Vec<String> = p.all_named().into_iter().map(str::to_string).collect();
+        if named.is_empty() {
+            named.extend(p.difference.as_ref().map(|d| d.headline()));
+        }
+        if named.is_empty() && (p.outcome.diverges() || p.trace.diverges()) {
+            named.push("diverges".into());
+        }
+        for what in named {
+            add(&mut out, what, p.index);
         }
     }
     // A property the recording alone breaks: where a divergence already names it, that

@@ -158,6 +158,27 @@ impl SettlePoint {
             .or(self.settled_breaks)
             .or(self.recorded_breaks.as_ref().map(|r| r.condition))
     }
+
+    /// Every property or condition this point names, each once, in [`SettlePoint::named`]'s
+    /// order: a divergent write may break one property while the settled state breaks
+    /// another.
+    pub fn all_named(&self) -> Vec<&'static str> {
+        let mut all = Vec::new();
+        for name in [
+            self.breaks,
+            self.written_breaks,
+            self.settled_breaks,
+            self.recorded_breaks.as_ref().map(|r| r.condition),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !all.contains(&name) {
+                all.push(name);
+            }
+        }
+        all
+    }
 }
 
 /// A convergence condition a recorded settled state breaks ([`SettlePoint::recorded_breaks`]).
@@ -434,7 +455,7 @@ fn judge_reading(
 
 /// What a judgement follows, in words: the recorded release (`v1.37.2`) where the model
 /// judges by its behaviour, else the profile with its switches.
-fn judged_release(subject: &Subject, observed: &Observed) -> String {
+pub(crate) fn judged_release(subject: &Subject, observed: &Observed) -> String {
     match (
         observed.cluster["server"].as_str(),
         observed.release_semantics(),

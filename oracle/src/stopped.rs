@@ -14,10 +14,11 @@
 //! is a question about the model alone (`rsmc_oracle::run_scenario::passes`, for awaits).
 
 use crate::judge::{
-    check_scenario, diverging_trace, draining_unbounded, step_ids, Diverging, JudgeError, Level,
-    Subject,
+    check_scenario, diverging_trace, draining_unbounded, judged_release, step_ids, Diverging,
+    JudgeError, Level, Subject,
 };
 use crate::observed::{Observed, Snapshot};
+use crate::release_difference::ReleaseDifference;
 use crate::witness::{self, Found, Recording};
 use rsmc_spec::budget::Budget;
 use serde::Serialize;
@@ -50,6 +51,10 @@ pub enum UpToStop {
         /// convergence condition the status it writes breaks, if one does.
         #[serde(skip_serializing_if = "Option::is_none")]
         breaks: Option<&'static str>,
+        /// Where the divergent write breaks nothing and differs from the judged release
+        /// only in fields a feature gate brings ([`crate::release_difference`]).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        difference: Option<Box<ReleaseDifference>>,
     },
     /// The search stopped at its budget before it decided.
     Undecided { detail: String },
@@ -83,11 +88,13 @@ impl std::fmt::Display for UpToStop {
                 trace,
                 divergent_step,
                 breaks,
+                difference,
             } => {
-                write!(
-                    f,
-                    "DOES NOT CONFORM up to the stop, before settle point {segment}"
-                )?;
+                let verdict = match difference {
+                    Some(d) => d.headline(),
+                    None => "DOES NOT CONFORM".into(),
+                };
+                write!(f, "{verdict} up to the stop, before settle point {segment}")?;
                 if let Some(step) = divergent_step {
                     write!(f, ", at step {step}")?;
                 }
@@ -196,10 +203,21 @@ pub fn judge_up_to(
             &step_ids(subject, &settles, segment),
         ),
     };
+    let breaks_none = diverging.breaks.is_none() && diverging.written_breaks.is_none();
+    let difference = match &diverging.level {
+        Level::Diverges { fields, .. } if breaks_none => ReleaseDifference::of(
+            fields,
+            &subject.model.sem,
+            &judged_release(subject, observed),
+        )
+        .map(Box::new),
+        _ => None,
+    };
     Ok(UpToStop::Diverges {
         segment: segment + 1,
         trace: diverging.level,
         divergent_step: diverging.step.map(|i| i + 1),
         breaks: diverging.breaks.or(diverging.written_breaks),
+        difference,
     })
 }

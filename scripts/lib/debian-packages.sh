@@ -1,4 +1,4 @@
-# Sourced by scripts/kind-engine and scripts/provision-kind.
+# Sourced by scripts/kind-engine, scripts/provision-kind and scripts/provision-python.
 #
 # need_packages PKG...: installs from Debian (as root, without recommends) the packages that
 # are not installed yet. Their maintainer scripts may not start services (a policy-rc.d
