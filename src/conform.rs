@@ -15,6 +15,7 @@ use rsmc_conformance::settle::SettlePolicy;
 use rsmc_conformance::suite;
 use rsmc_conformance::workqueues;
 use rsmc_oracle::prepared::Prepared;
+use rsmc_spec::contract::Contract;
 use rsmc_spec::gates::{semantics_for, FeatureGates};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -66,6 +67,12 @@ pub struct ConformArgs {
     /// judging each from the cluster's objects at the settle point before it.
     #[arg(long)]
     pub stop_at_first_divergence: bool,
+    /// The release (`v1.34`) or profile whose behaviour the implementation under test means
+    /// to follow, where it differs from the cluster's (a controller written for v1.20, run
+    /// on a v1.37 server): judged by it, recorded as `cluster.contract`, named in the
+    /// reports.
+    #[arg(long, value_parser = Contract::parse, conflicts_with = "profile")]
+    pub contract: Option<Contract>,
     /// Feature gates the cluster runs with where they differ from its release's defaults
     /// (`GATE=BOOL,…`, as upstream's flag); the model is switched to match. A local
     /// cluster's own (`rsmc cluster up --feature-gates`) are known without this.
@@ -269,6 +276,8 @@ async fn conform(args: &ConformArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return bad(e),
     };
+    // An implementation written for another release is judged by what it means to follow.
+    let sem = args.contract.map_or(sem, |c| c.sem);
     let profile = sem.profile;
 
     // The scenarios.
@@ -319,9 +328,11 @@ async fn conform(args: &ConformArgs) -> i32 {
                     ));
                     continue;
                 }
-                let mut p = p
-                    .judged_as(sem)
-                    .stopping_at_first_divergence(args.stop_at_first_divergence);
+                let p = match &args.contract {
+                    Some(c) => p.under_contract(c),
+                    None => p.judged_as(sem),
+                };
+                let mut p = p.stopping_at_first_divergence(args.stop_at_first_divergence);
                 p.model = args.switches.apply(p.model);
                 let unheld = gate.is_none() || (gc_gate.is_none() && p.compiled.holds_from_gc());
                 if unheld && p.compiled.holds() {
@@ -443,6 +454,10 @@ async fn conform(args: &ConformArgs) -> i32 {
         "kubelet": format!("{:?}", args.kubelet).to_lowercase(),
         "featureGates": gates,
     });
+    if let Some(contract) = &args.contract {
+        // Judged again (`rsmc oracle`) by the same contract.
+        cluster["contract"] = contract.name().into();
+    }
     if let Some(nodes) = &real_nodes {
         // What the model binds pods to when the recording is judged again (`rsmc oracle`).
         cluster["nodes"] = serde_json::json!(nodes);
@@ -472,8 +487,12 @@ async fn conform(args: &ConformArgs) -> i32 {
         .iter()
         .map(|s| format!(", {s}"))
         .collect();
+    let contract = args
+        .contract
+        .map(|c| format!(", contract {}", c.label()))
+        .unwrap_or_default();
     eprintln!(
-        "rsmc conform: {} scenarios on {} (server {}, profile {}{switches}, controller {}, kubelet {:?})",
+        "rsmc conform: {} scenarios on {} (server {}{contract}, profile {}{switches}, controller {}, kubelet {:?})",
         prepared.len(),
         kubeconfig.display(),
         version.git_version,

@@ -22,6 +22,7 @@ mod trace_file;
 mod traces;
 
 use clap::{Parser, Subcommand};
+use rsmc_spec::contract::Contract;
 use rsmc_spec::profile::Profile;
 use std::path::PathBuf;
 
@@ -197,6 +198,11 @@ pub struct OracleArgs {
     /// `cluster.featureGates`), else the scenario's, else k8s-1.20].
     #[arg(long)]
     pub profile: Option<Profile>,
+    /// The release (`v1.34`) or profile whose behaviour the implementation means to follow,
+    /// where it differs from the recorded cluster's: judged by it, and named in the report
+    /// [default: the recording's `cluster.contract`, if it has one].
+    #[arg(long, value_parser = Contract::parse, conflicts_with = "profile")]
+    pub contract: Option<Contract>,
     /// Judge by the model with these switches (the implementation under test has the bug,
     /// or the fix).
     #[command(flatten)]

@@ -25,13 +25,27 @@ pub fn run(args: &OracleArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
+    // The command line's contract, else (unless it gives a profile) the recorded one.
+    let contract = match (args.contract, args.profile) {
+        (Some(c), _) => Some(c),
+        (None, Some(_)) => None,
+        (None, None) => match observed.contract() {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {}: {e}", args.observed.display());
+                return exit::BAD_INPUT;
+            }
+        },
+    };
     let default = args.profile.unwrap_or(Profile::K8s120);
     let loaded = match Prepared::load(&args.scenario, default) {
         Ok(l) => {
-            // The command line's profile, else the recorded release, else the scenario's.
-            let mut l = match args.profile.map(|p| p.semantics()).or(recorded) {
-                Some(sem) => l.judged_as(sem),
-                None => l,
+            // The contract, else the command line's profile, else the recorded release, else
+            // the scenario's.
+            let mut l = match (contract, args.profile.map(|p| p.semantics()).or(recorded)) {
+                (Some(c), _) => l.under_contract(&c),
+                (None, Some(sem)) => l.judged_as(sem),
+                (None, None) => l,
             };
             l.model = args.switches.apply(l.model);
             let l = l.stopping_at_first_divergence(args.stop_at_first_divergence);

@@ -1054,3 +1054,74 @@ fn cluster_up_kind_refuses_a_release_before_v1_34_before_touching_anything() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("cannot be used with"), "{err}");
 }
+
+/// `--contract`: a recording of a controller written for an older release, run on a newer
+/// server, is judged by the release it follows, and the report says so; the recording's own
+/// `cluster.contract` is the default; a contract the model does not know is bad input.
+#[test]
+fn oracle_judges_by_a_stated_contract() {
+    let scenario = repo("conformance/scenarios/frontend.yaml");
+    let recording = repo("examples/naive-controller/recordings/v1.37.2/frontend.observed.json");
+    let (code, out, _) = rsmc(&["oracle", "--scenario", &scenario, "--observed", &recording]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("differs from v1.37.2: status.terminatingReplicas"),
+        "{out}"
+    );
+    let judged = |observed: &str, extra: &[&str]| {
+        let mut args = vec![
+            "oracle",
+            "--scenario",
+            &scenario,
+            "--observed",
+            observed,
+            "--json",
+        ];
+        args.extend(extra);
+        let (code, out, err) = rsmc(&args);
+        (
+            code,
+            serde_json::from_str::<serde_json::Value>(&out).ok(),
+            err,
+        )
+    };
+    let (code, v, err) = judged(&recording, &["--contract", "v1.34"]);
+    assert_eq!(code, 0, "{err}");
+    let v = v.expect("JSON verdict");
+    assert_eq!(
+        v["contract"],
+        serde_json::json!({"follows": "v1.34", "server": "v1.37.2"})
+    );
+    // The recording's cluster.contract, as `rsmc conform --contract` writes it.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&recording).unwrap()).unwrap();
+    doc["cluster"]["contract"] = "v1.34".into();
+    let file = temp_dir("contract.observed.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let (code, _, err) = judged(file.to_str().unwrap(), &[]);
+    assert_eq!(code, 0, "{err}");
+    // The command line's profile wins over the recorded contract.
+    let (code, _, err) = judged(file.to_str().unwrap(), &["--profile", "upstream"]);
+    assert_eq!(code, 1, "{err}");
+    doc["cluster"]["contract"] = 34.into();
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let (code, _, err) = judged(file.to_str().unwrap(), &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("cluster.contract: expected a release"),
+        "{err}"
+    );
+    for args in [
+        &["--contract", "v1.19"][..],
+        &["--contract", "v1.34", "--profile", "upstream"],
+    ] {
+        let (code, _, err) = judged(&recording, args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+    }
+    let (code, _, err) = rsmc(&["conform", "--local", "--contract", "latest"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("expected a release from v1.20 to v1.37"),
+        "{err}"
+    );
+}

@@ -127,10 +127,16 @@ fn recordings(release: &str) -> Vec<(String, PathBuf)> {
 /// `rsmc oracle` on a committed recording, run from the repository with relative paths as
 /// the guide shows it: exit code and output.
 fn judged(name: &str, recording: &Path) -> (Option<i32>, String) {
+    judged_with(name, recording, &[])
+}
+
+/// [`judged`] with more arguments.
+fn judged_with(name: &str, recording: &Path, extra: &[&str]) -> (Option<i32>, String) {
     let scenario = format!("conformance/scenarios/{name}.yaml");
     let observed = recording.strip_prefix(repo()).unwrap().to_str().unwrap();
     let o = Command::new(common::RSMC)
         .args(["oracle", "--scenario", &scenario, "--observed", observed])
+        .args(extra)
         .current_dir(repo())
         .output()
         .unwrap();
@@ -213,6 +219,28 @@ fn the_recorded_reports_are_as_expected_and_name_each_bug() {
         "reports differ from the expected ones (RSMC_UPDATE_EXAMPLES=1 rewrites them):\n{}",
         stale.join("\n")
     );
+}
+
+/// The v1.37.2 recordings judged by the contract of v1.34 (a controller meant for a release
+/// before `terminatingReplicas`): the release difference is gone, every real bug stays.
+#[test]
+fn judged_by_a_v1_34_contract_only_the_real_bugs_remain() {
+    for (name, recording) in recordings("v1.37.2") {
+        let (_, plain) = judged(&name, &recording);
+        let (code, report) = judged_with(&name, &recording, &["--contract", "v1.34"]);
+        assert!(
+            report.starts_with(&format!(
+                "rsmc oracle: scenario {name} (contract v1.34 on a v1.37.2 server; "
+            )) || report.contains("the run stopped"),
+            "{report}"
+        );
+        let want: Vec<String> = found(&plain)
+            .into_iter()
+            .filter(|f| f != NO_TERMINATING)
+            .collect();
+        assert_eq!(found(&report), want, "{name}:\n{report}");
+        assert_eq!(code, Some(if want.is_empty() { 0 } else { 1 }), "{report}");
+    }
 }
 
 /// On a live v1.37.2 control plane without the built-in controller: one `rsmc conform` run of

@@ -48,6 +48,9 @@ pub struct Subject<'a> {
     pub steps: &'a [String],
     /// Whether the settle points after a divergence are judged ([`crate::resume`]).
     pub after_divergence: AfterDivergence,
+    /// The contract the model's behaviour was taken from, where the user stated one
+    /// (`rsmc_spec::contract`): reports name it instead of the recorded release.
+    pub contract: Option<&'a str>,
 }
 
 /// What becomes of the settle points after one that diverged.
@@ -251,6 +254,31 @@ pub struct Verdict {
     /// ([`crate::findings`]); empty where the run conforms.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<crate::findings::Finding>,
+    /// The contract judged by, where the user stated one, and the server the run was
+    /// recorded on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contract: Option<ContractNote>,
+}
+
+/// A verdict judged by a contract rather than by the recorded release.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ContractNote {
+    /// `v1.34`, or `profile upstream`.
+    pub follows: String,
+    /// The recorded server's version, where the recording names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+}
+
+impl std::fmt::Display for ContractNote {
+    /// `contract v1.34 on a v1.37.2 server`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "contract {}", self.follows)?;
+        match &self.server {
+            Some(server) => write!(f, " on a {server} server"),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Verdict {
@@ -450,12 +478,19 @@ fn judge_reading(
     if !verdict.conforms {
         verdict.findings = crate::findings::findings(&verdict);
     }
+    verdict.contract = subject.contract.map(|follows| ContractNote {
+        follows: follows.to_string(),
+        server: observed.cluster["server"].as_str().map(str::to_string),
+    });
     Ok(verdict)
 }
 
 /// What a judgement follows, in words: the recorded release (`v1.37.2`) where the model
 /// judges by its behaviour, else the profile with its switches.
 pub(crate) fn judged_release(subject: &Subject, observed: &Observed) -> String {
+    if let Some(contract) = subject.contract {
+        return contract.to_string();
+    }
     match (
         observed.cluster["server"].as_str(),
         observed.release_semantics(),
@@ -869,6 +904,7 @@ fn witnessed(
         or_system_by_step: readings.by_step,
         unconfirmed: Vec::new(),
         findings: Vec::new(),
+        contract: None,
     })
 }
 
@@ -951,6 +987,7 @@ fn unexplained(
         or_system_by_step: 0,
         unconfirmed: Vec::new(),
         findings: Vec::new(),
+        contract: None,
     }
 }
 
@@ -1248,6 +1285,7 @@ fn exhaustive(
         or_system_by_step: 0,
         unconfirmed: Vec::new(),
         findings: Vec::new(),
+        contract: None,
     })
 }
 
@@ -1426,8 +1464,12 @@ fn is_zero(n: &usize) -> bool {
 /// The verdict as text for a terminal.
 pub fn render(v: &Verdict) -> String {
     let mut out = format!(
-        "rsmc oracle: scenario {} (profile {}{}): {}\n",
+        "rsmc oracle: scenario {} ({}profile {}{}): {}\n",
         v.scenario,
+        v.contract
+            .as_ref()
+            .map(|c| format!("{c}; "))
+            .unwrap_or_default(),
         v.profile,
         v.switches
             .iter()

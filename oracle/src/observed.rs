@@ -107,6 +107,7 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use rsmc_spec::api::{Kind, View};
+use rsmc_spec::contract::Contract;
 use rsmc_spec::gates::{semantics_of_server, FeatureGates};
 use rsmc_spec::object::{
     deletion_cost, Finalizer, LabelSelector, Meta, Operator, OwnerKind, OwnerReference, Pod,
@@ -320,6 +321,20 @@ impl Observed {
         semantics_of_server(server, &gates)
             .transpose()
             .map_err(|e| format!("cluster.featureGates: {e}"))
+    }
+
+    /// The contract the run was judged by (`cluster.contract`, written by `rsmc conform
+    /// --contract`), if it names one.
+    pub fn contract(&self) -> Result<Option<Contract>, String> {
+        match &self.cluster["contract"] {
+            serde_json::Value::Null => Ok(None),
+            serde_json::Value::String(s) => Contract::parse(s)
+                .map(Some)
+                .map_err(|e| format!("cluster.contract: {e}")),
+            other => Err(format!(
+                "cluster.contract: expected a release (`v1.34`) or a profile's name, not {other}"
+            )),
+        }
     }
 
     /// The nodes whose real kubelets ran the pods (`cluster.kubelet: real`, `cluster.nodes`),

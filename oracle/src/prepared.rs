@@ -5,6 +5,7 @@ use crate::error::InputError;
 use crate::judge::{AfterDivergence, Subject};
 use crate::scenario::{self, Compiled, NodeMap, Scenario};
 use rsmc_spec::bugs::{Bug, Fix};
+use rsmc_spec::contract::Contract;
 use rsmc_spec::model::RsModel;
 use rsmc_spec::profile::{Profile, Semantics};
 use std::path::Path;
@@ -18,6 +19,8 @@ pub struct Prepared {
     pub steps: Vec<String>,
     /// What the verdict does after a settle point diverges (judge on, by default).
     pub after_divergence: AfterDivergence,
+    /// The contract the model follows, where the user stated one ([`Prepared::under_contract`]).
+    pub contract: Option<String>,
 }
 
 impl Prepared {
@@ -51,6 +54,7 @@ impl Prepared {
             model,
             steps,
             after_divergence: AfterDivergence::JudgeOn,
+            contract: None,
         })
     }
 
@@ -88,6 +92,7 @@ impl Prepared {
             model,
             steps: self.steps.clone(),
             after_divergence: self.after_divergence,
+            contract: self.contract.clone(),
         })
     }
 
@@ -129,7 +134,17 @@ impl Prepared {
             origin: &self.compiled.origin,
             steps: &self.steps,
             after_divergence: self.after_divergence,
+            contract: self.contract.as_deref(),
         }
+    }
+
+    /// The same scenario judged by `contract`'s behaviour, whatever the cluster's release:
+    /// an implementation written for another release is judged by what it means to follow,
+    /// and reports name the contract.
+    pub fn under_contract(self, contract: &Contract) -> Prepared {
+        let mut p = self.judged_as(contract.sem);
+        p.contract = Some(contract.label());
+        p
     }
 
     /// The same scenario, its verdicts leaving the settle points after the first divergence

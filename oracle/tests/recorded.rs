@@ -494,4 +494,29 @@ fn every_settle_point_of_a_run_without_terminating_replicas_is_judged() {
         rsmc_oracle::findings::line(&v.findings),
         "differs from v1.37.2: status.terminatingReplicas (1, 3, 4)"
     );
+    // Judged by the contract of a release before the gate was on by default (what such a
+    // controller means to follow), the same run conforms at every settle point. The server's
+    // deletes by real kubelets are still two writes (the mark, then the removal), which the
+    // model's API server makes as one where the gate is off: the recorded second write is
+    // matched as the deferred part of the first (validate.rs), so nothing diverges there.
+    let contract = rsmc_spec::contract::Contract::parse("v1.34").unwrap();
+    let under = Prepared::load(&root().join("scenarios/scale.yaml"), Profile::K8s120)
+        .unwrap()
+        .under_contract(&contract)
+        .on_real_kubelets(&nodes)
+        .unwrap();
+    let v = judge(
+        &under.subject(),
+        &observed,
+        &rsmc_oracle::explore::default_budget(),
+    )
+    .unwrap();
+    assert!(v.conforms, "{}", render(&v));
+    assert!(
+        render(&v).starts_with(
+            "rsmc oracle: scenario scale (contract v1.34 on a v1.37.2 server; profile upstream"
+        ),
+        "{}",
+        render(&v)
+    );
 }

@@ -20,6 +20,7 @@ pub mod api;
 pub mod budget;
 pub mod bugs;
 pub mod config;
+pub mod contract;
 pub mod controller;
 pub mod gates;
 pub mod gc;
