@@ -205,13 +205,18 @@ fn the_recorded_reports_are_as_expected_and_name_each_bug() {
         }
     }
     // The stopped run before its stop: on v1.37.2 the status left without
-    // terminatingReplicas, named as the release difference it is.
+    // terminatingReplicas, named as the release difference it is, at each settle point.
     let (_, report) = judged(
         "delete-foreground",
         &example().join("recordings/v1.37.2/delete-foreground.observed.stopped.json"),
     );
     assert!(
         report.contains("differs from v1.37.2: status.terminatingReplicas up to the stop"),
+        "{report}"
+    );
+    // And what comes after that first divergence is judged too, from the cluster's objects.
+    assert!(
+        report.contains("; then, judged from the cluster's objects at settle point 1: differs from v1.37.2"),
         "{report}"
     );
     assert!(

@@ -14,11 +14,12 @@
 //! is a question about the model alone (`rsmc_oracle::run_scenario::passes`, for awaits).
 
 use crate::judge::{
-    check_scenario, diverging_trace, draining_unbounded, judged_release, step_ids, Diverging,
-    JudgeError, Level, Subject,
+    check_scenario, diverging_trace, draining_unbounded, judged_release, step_ids, AfterDivergence,
+    Diverging, JudgeError, Level, Subject,
 };
 use crate::observed::{Observed, Snapshot};
 use crate::release_difference::ReleaseDifference;
+use crate::resume;
 use crate::witness::{self, Found, Recording};
 use rsmc_spec::budget::Budget;
 use serde::Serialize;
@@ -55,6 +56,11 @@ pub enum UpToStop {
         /// only in fields a feature gate brings ([`crate::release_difference`]).
         #[serde(skip_serializing_if = "Option::is_none")]
         difference: Option<Box<ReleaseDifference>>,
+        /// What the recording shows after this divergence, before the stop, each judged from
+        /// the cluster's objects at the settle point before it ([`crate::resume`]), unless
+        /// the run is judged to its first divergence only.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        later: Vec<Resumed>,
     },
     /// The search stopped at its budget before it decided.
     Undecided { detail: String },
@@ -64,6 +70,14 @@ impl UpToStop {
     pub fn conforms(&self) -> bool {
         matches!(self, UpToStop::Conforms { .. })
     }
+}
+
+/// A judgement of a stopped run's recording after a divergence, from the cluster's objects
+/// at settle point `from` (numbered from 1): a further divergence, or undecided.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Resumed {
+    pub from: usize,
+    pub judged: UpToStop,
 }
 
 impl std::fmt::Display for UpToStop {
@@ -89,6 +103,7 @@ impl std::fmt::Display for UpToStop {
                 divergent_step,
                 breaks,
                 difference,
+                later,
             } => {
                 let verdict = match difference {
                     Some(d) => d.headline(),
@@ -103,6 +118,13 @@ impl std::fmt::Display for UpToStop {
                 }
                 if let Some(p) = breaks {
                     write!(f, " (it breaks {p})")?;
+                }
+                for r in later {
+                    write!(
+                        f,
+                        "; then, judged from the cluster's objects at settle point {}: {}",
+                        r.from, r.judged
+                    )?;
                 }
                 Ok(())
             }
@@ -184,6 +206,23 @@ pub fn judge_up_to(
         }
     }
     let (segment, stop) = last.expect("searched at least once");
+    let mut first = diverging_at(subject, observed, &settles, segment, stop);
+    if subject.after_divergence == AfterDivergence::JudgeOn {
+        if let UpToStop::Diverges { later, .. } = &mut first {
+            *later = judged_after(subject, observed, &settles, segment, budget);
+        }
+    }
+    Ok(first)
+}
+
+/// The divergence the witness search stopped at, in `segment` (from 0).
+fn diverging_at(
+    subject: &Subject,
+    observed: &Observed,
+    settles: &[usize],
+    segment: usize,
+    stop: witness::Stop,
+) -> UpToStop {
     let events = observed.segments[segment]
         .events
         .as_deref()
@@ -200,7 +239,7 @@ pub fn judge_up_to(
             before,
             events,
             d,
-            &step_ids(subject, &settles, segment),
+            &step_ids(subject, settles, segment),
         ),
     };
     let breaks_none = diverging.breaks.is_none() && diverging.written_breaks.is_none();
@@ -213,11 +252,57 @@ pub fn judge_up_to(
         .map(Box::new),
         _ => None,
     };
-    Ok(UpToStop::Diverges {
+    UpToStop::Diverges {
         segment: segment + 1,
         trace: diverging.level,
         divergent_step: diverging.step.map(|i| i + 1),
         breaks: diverging.breaks.or(diverging.written_breaks),
         difference,
-    })
+        later: Vec::new(),
+    }
+}
+
+/// The recording after a divergence in `diverged` (from 0), up to the stop: each search
+/// starts from the cluster's objects at the settle point that ends the segment of the last
+/// divergence, as the verdict of a complete run does ([`crate::resume`]), and a further
+/// divergence starts the next. Nothing is said where the rest conforms.
+fn judged_after(
+    subject: &Subject,
+    observed: &Observed,
+    settles: &[usize],
+    mut diverged: usize,
+    budget: &Budget,
+) -> Vec<Resumed> {
+    let model = draining_unbounded(subject.model).past_violations();
+    let recording = Recording {
+        model: &model,
+        origin: subject.origin,
+        settles,
+        observed,
+        open_end: true,
+    };
+    let mut later = Vec::new();
+    while diverged + 1 < settles.len() {
+        let from = diverged + 1;
+        let settled = &observed.segments[diverged].settled;
+        let judged = match resume::starts(&model, settled, (from, settles[diverged])) {
+            Err(why) => UpToStop::Undecided { detail: why },
+            Ok(starts) => match witness::search_from(&recording, budget, None, from, starts) {
+                Ok(Found::Run { .. }) => break,
+                Ok(Found::Nothing { segment, stop, .. }) => {
+                    diverged = segment;
+                    diverging_at(subject, observed, settles, segment, *stop)
+                }
+                Err(unfinished) => UpToStop::Undecided {
+                    detail: unfinished.to_string(),
+                },
+            },
+        };
+        let undecided = matches!(judged, UpToStop::Undecided { .. });
+        later.push(Resumed { from, judged });
+        if undecided {
+            break;
+        }
+    }
+    later
 }
