@@ -216,7 +216,9 @@ fn the_recorded_reports_are_as_expected_and_name_each_bug() {
     );
     // And what comes after that first divergence is judged too, from the cluster's objects.
     assert!(
-        report.contains("; then, judged from the cluster's objects at settle point 1: differs from v1.37.2"),
+        report.contains(
+            "; then, judged from the cluster's objects at settle point 1: differs from v1.37.2"
+        ),
         "{report}"
     );
     assert!(
