@@ -25,16 +25,21 @@
 //! status from the middle of it) in 604 instead of 85,503.
 
 use crate::observed::{Event, EventType, Object};
-use crate::validate::Node;
 use rsmc_spec::api::{Change, Kind};
-use rsmc_spec::model::{Action, Watcher};
+use rsmc_spec::model::{Action, State, Watcher};
 use rsmc_spec::object::{OwnerReference, Pod, ReplicaSetStatus};
 use std::sync::Arc;
 
-/// Whether `action`, a step from `parent`, is a pod delivery to a controller that takes the
-/// count of some ReplicaSet further from the next status the recording shows a sync of it
-/// reading for (`visible[parent.matched..]`: the writes still to produce).
-pub(crate) fn holds_back(visible: &[(usize, &Event)], parent: &Node, action: &Action) -> bool {
+/// Whether `action`, a step from the search's `state` after `matched` recorded writes, is a
+/// pod delivery to a controller that takes the count of some ReplicaSet further from the next
+/// status the recording shows a sync of it reading for (`visible[matched..]`: the writes still
+/// to produce).
+pub(crate) fn holds_back(
+    visible: &[(usize, &Event)],
+    state: &State,
+    matched: usize,
+    action: &Action,
+) -> bool {
     let Action::Deliver {
         watcher: Watcher::Controller(c),
         kind: Kind::Pod,
@@ -42,7 +47,7 @@ pub(crate) fn holds_back(visible: &[(usize, &Event)], parent: &Node, action: &Ac
     else {
         return false;
     };
-    let s = &parent.state;
+    let s = state;
     let controller = &s.controllers[*c as usize];
     let Some(event) = s.api.next_event(Kind::Pod, controller.seen.pods) else {
         return false;
@@ -50,7 +55,7 @@ pub(crate) fn holds_back(visible: &[(usize, &Event)], parent: &Node, action: &Ac
     let Change::Pod { before, after } = &event.change else {
         return false;
     };
-    let rest = &visible[parent.matched.min(visible.len())..];
+    let rest = &visible[matched.min(visible.len())..];
     // The ReplicaSets whose count the event changes, and by how much.
     let owner = |p: &Option<Arc<Pod>>| {
         p.as_ref()

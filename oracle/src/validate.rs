@@ -559,7 +559,9 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
         let writes = model_writes(s, &n);
         if writes.is_empty() {
             let likely = match &action {
-                Action::Deliver { .. } if crate::held::holds_back(visible, node, &action) => {
+                Action::Deliver { .. }
+                    if crate::held::holds_back(visible, &node.state, node.matched, &action) =>
+                {
                     Likely::Other
                 }
                 Action::Deliver { .. } => Likely::CatchUp,
