@@ -4,12 +4,23 @@
 //! gives each request; a watch stream ([`super::watch`]) gives each write's result, from
 //! which a request is rebuilt.
 
-use super::history::Change;
 use super::writer::Writer;
+use crate::observed::EventType;
 use crate::scenario::{resource_name, StepKind};
 use k8s_openapi::jiff::Timestamp;
 use rsmc_spec::api::Kind;
 use serde_json::Value;
+
+/// One watch event a write caused (what a [`Request`] saw come of it).
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub event_type: EventType,
+    pub object: Value,
+    /// Its resourceVersion, when the log gives it.
+    pub version: Option<u64>,
+    /// Whether the log gives only a lower bound of its place ([`crate::observed::RawEvent::floating`]).
+    pub floating: bool,
+}
 
 /// A ConfigMap created with a name that starts so marks the end of a phase (`kubectl create
 /// configmap rsmc-settle-1`): where the import puts a settle point.

@@ -26,23 +26,12 @@
 //! Events whose resourceVersion the log does not give are placed right after the last event
 //! whose version it gave (see [`super::order`]).
 
-use super::entry::Request;
+use super::entry::{Change, Request};
 use crate::observed::{EventType, RawSnapshot};
 use k8s_openapi::jiff::Timestamp;
 use rsmc_spec::api::Kind;
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// One watch event a write caused.
-#[derive(Clone, Debug)]
-pub struct Change {
-    pub event_type: EventType,
-    pub object: Value,
-    /// Its resourceVersion, when the log gives it.
-    pub version: Option<u64>,
-    /// Whether the log gives only a lower bound of its place ([`crate::observed::RawEvent::floating`]).
-    pub floating: bool,
-}
 
 /// What an accepted write did.
 #[derive(Clone, Debug, Default)]

@@ -24,8 +24,8 @@
 //! graceful delete of a running pod leaves a mark whose grace period the kubelet ends, a
 //! later write, whose answer shows the mark.
 
+use super::entry::Change;
 use super::entry::{Entry, Request};
-use super::history::Change;
 use super::writer::Writer;
 use crate::observed::EventType;
 use rsmc_spec::api::Kind;

@@ -48,8 +48,8 @@
 //! left out. Without one, they are read as any other deletions.
 
 use super::attribute::{self, Claim, Owners, CONTROLLER_MANAGER};
+use super::entry::Change;
 use super::entry::{fault_marked, Contents, Entry, Request, MARK_PREFIX};
-use super::history::Change;
 use super::watch::{Resource, Seen};
 use super::writer::{Attribution, Writer};
 use crate::error::{InputError, Pos};
