@@ -696,11 +696,7 @@ fn finish(args: &ConformArgs, results: &[ScenarioRun]) -> i32 {
         );
         let stopped: Vec<String> = results
             .iter()
-            .filter_map(|r| {
-                let e = r.error.as_ref().filter(|e| !e.broken)?;
-                let first = e.message.lines().next().unwrap_or_default();
-                Some(format!("  {}: {first}", r.scenario))
-            })
+            .filter_map(|r| Some(format!("  {}: {}", r.scenario, r.stopped_because()?)))
             .collect();
         if !found.is_empty() {
             println!("\nfound, by what (scenario and settle points):");

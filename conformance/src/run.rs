@@ -188,6 +188,13 @@ pub struct RunError {
 }
 
 impl ScenarioRun {
+    /// Why the run stopped short, in one line, where the implementation (not the cluster)
+    /// kept it from its end: a settle never reached, an await never met.
+    pub fn stopped_because(&self) -> Option<&str> {
+        let e = self.error.as_ref().filter(|e| !e.broken)?;
+        Some(e.message.lines().next().unwrap_or_default())
+    }
+
     /// Whether the implementation conformed.
     pub fn conforms(&self) -> bool {
         self.error.is_none() && self.verdict.as_ref().is_some_and(|v| v.conforms)

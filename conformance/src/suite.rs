@@ -90,9 +90,8 @@ pub fn summary_line(r: &ScenarioRun) -> String {
     if r.await_in_model == Some(AwaitInModel::StopsToo) {
         line.push_str("  (stopped at an await the model stops at too)");
     }
-    if let Some(e) = r.error.as_ref().filter(|e| !e.broken) {
-        let first = e.message.lines().next().unwrap_or_default();
-        line.push_str(&format!("  stopped: {first}"));
+    if let Some(why) = r.stopped_because() {
+        line.push_str(&format!("  stopped: {why}"));
     }
     match &r.up_to_stop {
         Some(UpToStop::Conforms { .. }) => line.push_str("  (conforms up to the stop)"),

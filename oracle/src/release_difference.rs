@@ -57,6 +57,14 @@ impl ReleaseDifference {
 }
 
 impl ReleaseDifference {
+    /// The release difference a diverging `level` amounts to, if it amounts to one.
+    pub fn of_level(level: &Level, sem: &Semantics, release: &str) -> Option<Self> {
+        match level {
+            Level::Diverges { fields, .. } => ReleaseDifference::of(fields, sem, release),
+            _ => None,
+        }
+    }
+
     /// Its headline: `differs from v1.37.2: status.terminatingReplicas`.
     pub fn headline(&self) -> String {
         let paths: Vec<&str> = self.fields.iter().map(FieldDiff::path).collect();
@@ -99,13 +107,10 @@ impl fmt::Display for ReleaseDifference {
 /// trace's where the trace diverges, else the outcome's.
 pub fn mark(verdict: &mut Verdict, sem: &Semantics, release: &str) {
     for point in &mut verdict.settle_points {
-        let fields = [&point.trace, &point.outcome]
+        let diverging = [&point.trace, &point.outcome]
             .into_iter()
-            .find_map(|level| match level {
-                Level::Diverges { fields, .. } => Some(fields),
-                _ => None,
-            });
-        point.difference = fields.and_then(|f| ReleaseDifference::of(f, sem, release));
+            .find(|level| level.diverges());
+        point.difference = diverging.and_then(|l| ReleaseDifference::of_level(l, sem, release));
     }
 }
 

@@ -12,11 +12,11 @@
 
 use crate::binding::Binding;
 use crate::judge::{
-    diverging_trace, draining_unbounded, explaining, step_ids, witnessed_levels, Diverging, Level,
-    RecordedBreak, SettlePoint, Subject,
+    diverging_at_stop, draining_unbounded, explaining, witnessed_levels, Level, RecordedBreak,
+    SettlePoint, Subject,
 };
 use crate::observed::{Observed, Snapshot};
-use crate::witness::{self, Found, Recording, Stop};
+use crate::witness::{self, Found, Recording, Unfinished};
 use rsmc_spec::budget::Budget;
 use rsmc_spec::model::{RsModel, State};
 use serde::Serialize;
@@ -68,6 +68,24 @@ pub fn starts(
     Ok(states.into_iter().map(|s| (s, identity.clone())).collect())
 }
 
+/// The witness search of `recording` from the cluster's objects at the settle point ending
+/// segment `diverged` (from 0), on from the next segment; `Err` when the model cannot resume
+/// there, saying why.
+pub(crate) fn search_after(
+    recording: &Recording,
+    diverged: usize,
+    budget: &Budget,
+) -> Result<Result<Found, Unfinished>, String> {
+    let settled = &recording.observed.segments[diverged].settled;
+    let from = diverged + 1;
+    let starts = starts(
+        recording.model,
+        settled,
+        (from, recording.settles[diverged]),
+    )?;
+    Ok(witness::search_from(recording, budget, None, from, starts))
+}
+
 /// The settle points after `diverged` (from 0) judged by the witness search from the
 /// cluster's objects, where the exhaustive levels that would have carried the verdict on
 /// were beyond the budget: `points` after it hold no verdict yet. Each search starts at the
@@ -100,16 +118,15 @@ pub(crate) fn witnessed_after(
             p.trace = Level::Unexplained { detail };
             p.resumed = mark.clone();
         };
-        let settled = &observed.segments[diverged].settled;
-        let starts = match starts(&draining, settled, (diverged + 1, settles[diverged])) {
-            Ok(starts) => starts,
+        let searched = match search_after(&recording, diverged, &budget) {
+            Ok(searched) => searched,
             Err(why) => {
                 unexplained(&mut points[from], why);
                 diverged = from;
                 continue;
             }
         };
-        match witness::search_from(&recording, &budget, None, from, starts) {
+        match searched {
             Ok(Found::Run { .. }) => {
                 points.iter_mut().enumerate().skip(from).for_each(conforms);
                 return;
@@ -118,17 +135,7 @@ pub(crate) fn witnessed_after(
                 (from..segment)
                     .zip(&mut points[from..segment])
                     .for_each(conforms);
-                let events = observed.segments[segment].events.as_deref().unwrap_or(&[]);
-                let trace = match *stop {
-                    Stop::MissesWrites => Diverging::misses_writes(events.len()),
-                    Stop::Diverges(d) => diverging_trace(
-                        subject,
-                        &observed.segments[segment - 1].settled,
-                        events,
-                        d,
-                        &step_ids(subject, settles, segment),
-                    ),
-                };
+                let trace = diverging_at_stop(subject, observed, settles, segment, *stop);
                 let p = &mut points[segment];
                 p.trace = trace.level;
                 p.outcome = Level::Unexplained {

@@ -14,10 +14,10 @@
 //! is a question about the model alone (`rsmc_oracle::run_scenario::passes`, for awaits).
 
 use crate::judge::{
-    check_scenario, diverging_trace, draining_unbounded, judged_release, step_ids, AfterDivergence,
-    Diverging, JudgeError, Level, Subject,
+    check_scenario, diverging_at_stop, draining_unbounded, judged_release, AfterDivergence,
+    JudgeError, Level, Subject,
 };
-use crate::observed::{Observed, Snapshot};
+use crate::observed::Observed;
 use crate::release_difference::ReleaseDifference;
 use crate::resume;
 use crate::witness::{self, Found, Recording};
@@ -182,13 +182,7 @@ pub fn judge_up_to(
     for past_a_violation in [false, true] {
         let mut model = draining_unbounded(subject.model);
         model.past_violations |= past_a_violation;
-        let recording = Recording {
-            model: &model,
-            origin: subject.origin,
-            settles: &settles,
-            observed,
-            open_end: true,
-        };
+        let recording = Recording::settled(&model, subject.origin, &settles, observed).up_to_stop();
         match witness::search(&recording, budget, None) {
             Ok(Found::Run { explored, .. }) => {
                 return Ok(UpToStop::Conforms {
@@ -223,35 +217,18 @@ fn diverging_at(
     segment: usize,
     stop: witness::Stop,
 ) -> UpToStop {
-    let events = observed.segments[segment]
-        .events
-        .as_deref()
-        .unwrap_or_default();
-    let empty = Snapshot::default();
-    let before = match segment {
-        0 => &empty,
-        k => &observed.segments[k - 1].settled,
-    };
-    let diverging = match stop {
-        witness::Stop::MissesWrites => Diverging::misses_writes(events.len()),
-        witness::Stop::Diverges(d) => diverging_trace(
-            subject,
-            before,
-            events,
-            d,
-            &step_ids(subject, settles, segment),
-        ),
-    };
+    let diverging = diverging_at_stop(subject, observed, settles, segment, stop);
     let breaks_none = diverging.breaks.is_none() && diverging.written_breaks.is_none();
-    let difference = match &diverging.level {
-        Level::Diverges { fields, .. } if breaks_none => ReleaseDifference::of(
-            fields,
-            &subject.model.sem,
-            &judged_release(subject, observed),
-        )
-        .map(Box::new),
-        _ => None,
-    };
+    let difference = breaks_none
+        .then(|| {
+            ReleaseDifference::of_level(
+                &diverging.level,
+                &subject.model.sem,
+                &judged_release(subject, observed),
+            )
+        })
+        .flatten()
+        .map(Box::new);
     UpToStop::Diverges {
         segment: segment + 1,
         trace: diverging.level,
@@ -274,20 +251,13 @@ fn judged_after(
     budget: &Budget,
 ) -> Vec<Resumed> {
     let model = draining_unbounded(subject.model).past_violations();
-    let recording = Recording {
-        model: &model,
-        origin: subject.origin,
-        settles,
-        observed,
-        open_end: true,
-    };
+    let recording = Recording::settled(&model, subject.origin, settles, observed).up_to_stop();
     let mut later = Vec::new();
     while diverged + 1 < settles.len() {
         let from = diverged + 1;
-        let settled = &observed.segments[diverged].settled;
-        let judged = match resume::starts(&model, settled, (from, settles[diverged])) {
+        let judged = match resume::search_after(&recording, diverged, budget) {
             Err(why) => UpToStop::Undecided { detail: why },
-            Ok(starts) => match witness::search_from(&recording, budget, None, from, starts) {
+            Ok(searched) => match searched {
                 Ok(Found::Run { .. }) => break,
                 Ok(Found::Nothing { segment, stop, .. }) => {
                     diverged = segment;

@@ -161,6 +161,15 @@ impl<'a> Recording<'a> {
             open_end: false,
         }
     }
+
+    /// The same recording of a run that stopped short: its last segment never settled and
+    /// ends once its writes are made.
+    pub fn up_to_stop(self) -> Self {
+        Recording {
+            open_end: true,
+            ..self
+        }
+    }
 }
 
 /// The steps from `node` that keep the model in step with the recording, less the victim

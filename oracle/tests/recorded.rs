@@ -460,17 +460,18 @@ fn every_settle_point_of_a_run_without_terminating_replicas_is_judged() {
     let observed = observed::parse(Path::new(label), &doc.to_string()).unwrap();
     let sem = observed.release_semantics().unwrap().unwrap();
     let nodes = observed.real_nodes().unwrap().unwrap();
-    let real = Prepared::load(&root().join("scenarios/scale.yaml"), Profile::K8s120)
+    // The scenario as run on the recording's real kubelets, judged by `judged_by`.
+    let judged = |judged_by: &dyn Fn(Prepared) -> Prepared| {
+        let scale = Prepared::load(&root().join("scenarios/scale.yaml"), Profile::K8s120).unwrap();
+        let real = judged_by(scale).on_real_kubelets(&nodes).unwrap();
+        judge(
+            &real.subject(),
+            &observed,
+            &rsmc_oracle::explore::default_budget(),
+        )
         .unwrap()
-        .judged_as(sem)
-        .on_real_kubelets(&nodes)
-        .unwrap();
-    let v = judge(
-        &real.subject(),
-        &observed,
-        &rsmc_oracle::explore::default_budget(),
-    )
-    .unwrap();
+    };
+    let v = judged(&|p| p.judged_as(sem));
     assert!(!v.conforms, "{}", render(&v));
     let mut differing = Vec::new();
     for p in &v.settle_points {
@@ -500,17 +501,7 @@ fn every_settle_point_of_a_run_without_terminating_replicas_is_judged() {
     // model's API server makes as one where the gate is off: the recorded second write is
     // matched as the deferred part of the first (validate.rs), so nothing diverges there.
     let contract = rsmc_spec::contract::Contract::parse("v1.34").unwrap();
-    let under = Prepared::load(&root().join("scenarios/scale.yaml"), Profile::K8s120)
-        .unwrap()
-        .under_contract(&contract)
-        .on_real_kubelets(&nodes)
-        .unwrap();
-    let v = judge(
-        &under.subject(),
-        &observed,
-        &rsmc_oracle::explore::default_budget(),
-    )
-    .unwrap();
+    let v = judged(&|p| p.under_contract(&contract));
     assert!(v.conforms, "{}", render(&v));
     assert!(
         render(&v).starts_with(

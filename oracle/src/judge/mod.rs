@@ -156,10 +156,7 @@ impl SettlePoint {
     /// the one the status it writes breaks, else the settled state's, else the recorded
     /// settled state's.
     pub fn named(&self) -> Option<&'static str> {
-        self.breaks
-            .or(self.written_breaks)
-            .or(self.settled_breaks)
-            .or(self.recorded_breaks.as_ref().map(|r| r.condition))
+        self.all_named().first().copied()
     }
 
     /// Every property or condition this point names, each once, in [`SettlePoint::named`]'s
@@ -251,7 +248,9 @@ pub struct Verdict {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unconfirmed: Vec<String>,
     /// Everything a nonconforming verdict found, grouped with its settle points
-    /// ([`crate::findings`]); empty where the run conforms.
+    /// ([`crate::findings`]); empty where the run conforms. Derived from the settle points
+    /// and `broken_on_cluster` once the verdict is final (in `judge_reading`), and kept so
+    /// that the JSON verdict carries it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<crate::findings::Finding>,
     /// The contract judged by, where the user stated one, and the server the run was
@@ -925,22 +924,12 @@ fn unexplained(
     let mut points = Vec::new();
     for (k, seg) in observed.segments.iter().enumerate() {
         let ids = step_ids(subject, settles, k);
-        let before = if k == 0 {
-            &Snapshot::default()
-        } else {
-            &observed.segments[k - 1].settled
-        };
         let events = seg.events.as_deref().unwrap_or(&[]);
         let (outcome, trace, divergent_step, breaks, written_breaks) = if k < segment {
             let (outcome, trace) = witnessed_levels(events.len());
             (outcome, trace, None, None, None)
         } else if k == segment {
-            let trace = match &stop {
-                witness::Stop::MissesWrites => Diverging::misses_writes(events.len()),
-                witness::Stop::Diverges(d) => {
-                    diverging_trace(subject, before, events, d.clone(), &ids)
-                }
-            };
+            let trace = diverging_at_stop(subject, observed, settles, segment, stop.clone());
             (
                 Level::Unexplained {
                     detail: why.clone(),
@@ -1035,6 +1024,38 @@ impl Diverging {
             step: None,
             breaks: None,
             written_breaks: None,
+        }
+    }
+}
+
+/// How the witness search's furthest run stopped in `segment` (from 0), as the trace level
+/// there ([`diverging_trace`]).
+pub(crate) fn diverging_at_stop(
+    subject: &Subject,
+    observed: &Observed,
+    settles: &[usize],
+    segment: usize,
+    stop: witness::Stop,
+) -> Diverging {
+    let events = observed.segments[segment]
+        .events
+        .as_deref()
+        .unwrap_or_default();
+    match stop {
+        witness::Stop::MissesWrites => Diverging::misses_writes(events.len()),
+        witness::Stop::Diverges(d) => {
+            let empty = Snapshot::default();
+            let before = match segment {
+                0 => &empty,
+                k => &observed.segments[k - 1].settled,
+            };
+            diverging_trace(
+                subject,
+                before,
+                events,
+                d,
+                &step_ids(subject, settles, segment),
+            )
         }
     }
 }
