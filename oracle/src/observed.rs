@@ -71,7 +71,7 @@
 //! settle points after them listing the object as they leave it. The oracle judges every
 //! reading (each such write committed or not: then its events are left out and the object
 //! is as it was before them at every later settle point), and takes one a model run
-//! produces; the verdict says which ([`crate::readings`]).
+//! produces; the verdict says which ([`crate::readings`]). [`unconfirmed`] finds and checks them.
 //!
 //! `orSystem` is for a write a recording does not attribute: a pod deletion no
 //! `SuccessfulDelete` event claims, when the controller's event recorder may have dropped its
@@ -452,8 +452,119 @@ pub fn parse(file: &Path, text: &str) -> Result<Observed, InputError> {
         segments,
         stopped_at: raw.stopped_at,
     };
-    crate::readings::check(&observed).map_err(|m| InputError::in_file(file, m))?;
+    unconfirmed(&observed).map_err(|m| InputError::in_file(file, m))?;
     Ok(observed)
+}
+
+/// The most unconfirmed writes a recording may have: every reading is judged, and there are
+/// 2^n of them. A recording seldom has more than one (a controller killed with a request in
+/// flight).
+pub(crate) const MAX_UNCONFIRMED: usize = 6;
+
+/// One unconfirmed write: the unconfirmed events of one object, which end its history.
+#[derive(Clone, Debug)]
+pub(crate) struct Unconfirmed {
+    pub(crate) segment: usize,
+    /// Indices of its events in the segment.
+    pub(crate) events: Vec<usize>,
+    pub(crate) kind: Kind,
+    pub(crate) name: String,
+    /// The object before the write (`None`: it did not exist).
+    pub(crate) before: Option<Object>,
+    /// What it is, for the verdict: `the deletion of pod/web-x2k9q`.
+    pub(crate) what: String,
+}
+
+/// The recording's unconfirmed writes ([`crate::readings`] judges each reading of them),
+/// checked: each object's unconfirmed events end its
+/// history, in one segment, and every later settle point lists the object as they leave it.
+pub(crate) fn unconfirmed(observed: &Observed) -> Result<Vec<Unconfirmed>, String> {
+    let mut out: Vec<Unconfirmed> = Vec::new();
+    let events = |k: usize| observed.segments[k].events.as_deref().unwrap_or(&[]);
+    for k in 0..observed.segments.len() {
+        for (j, e) in events(k).iter().enumerate() {
+            let (kind, name) = (e.object.resource(), e.object.name());
+            let same = |w: &&mut Unconfirmed| w.kind == kind && w.name == name;
+            let at = format!("segments[{k}].events[{j}]");
+            if let Some(w) = out.iter_mut().find(same) {
+                if !e.unconfirmed || w.segment != k {
+                    return Err(format!(
+                        "{at}: {} is written after segments[{}].events[{}], which is unconfirmed: a later write shows whether that one was committed, so it must not be marked unconfirmed",
+                        e.object.describe(),
+                        w.segment,
+                        w.events[0]
+                    ));
+                }
+                w.events.push(j);
+                continue;
+            }
+            if !e.unconfirmed {
+                continue;
+            }
+            let earlier = events(k)[..j]
+                .iter()
+                .rev()
+                .find(|x| x.object.resource() == kind && x.object.name() == name);
+            let before = match earlier {
+                Some(x) if x.event_type == EventType::Deleted => None,
+                Some(x) => Some(x.object.clone()),
+                None if k == 0 => None,
+                None => observed.segments[k - 1].settled.get(kind, name),
+            };
+            if before.is_none() && e.event_type != EventType::Added {
+                return Err(format!(
+                    "{at}: unconfirmed {} of {}, which the trace does not show before it",
+                    event_word(e.event_type),
+                    e.object.describe()
+                ));
+            }
+            out.push(Unconfirmed {
+                segment: k,
+                events: vec![j],
+                kind,
+                name: name.to_string(),
+                before,
+                what: String::new(),
+            });
+        }
+    }
+    if out.len() > MAX_UNCONFIRMED {
+        return Err(format!(
+            "{} writes are unconfirmed; the oracle judges every reading of them (each committed or not) and reads at most {MAX_UNCONFIRMED}",
+            out.len()
+        ));
+    }
+    for w in &mut out {
+        let written = events(w.segment);
+        let first = &written[w.events[0]];
+        let last = &written[*w.events.last().expect("a write has events")];
+        w.what = match (first.event_type, last.event_type) {
+            (_, EventType::Deleted) => format!("the deletion of {}", first.object.describe()),
+            (EventType::Added, _) => format!("the creation of {}", first.object.describe()),
+            _ => format!("a write to {}", first.object.describe()),
+        };
+        let gone = last.event_type == EventType::Deleted;
+        for (k, segment) in observed.segments.iter().enumerate().skip(w.segment) {
+            let listed = segment.settled.get(w.kind, &w.name).is_some();
+            if listed == gone {
+                return Err(format!(
+                    "segments[{k}].settled: {} {} listed, but {} is unconfirmed: the settle points after it list objects as it leaves them",
+                    first.object.describe(),
+                    if listed { "is" } else { "is not" },
+                    w.what
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn event_word(t: EventType) -> &'static str {
+    match t {
+        EventType::Added => "creation",
+        EventType::Modified => "change",
+        EventType::Deleted => "deletion",
+    }
 }
 
 /// Where the abstraction gets the model's small UID for a real one. A recording keeps every

@@ -15,39 +15,13 @@
 //! changing). The first reading a model run produces is the verdict, which names how it read
 //! each write; when none is, the trace as written is judged and the verdict says so.
 
-use crate::manifest::Object;
-use crate::observed::{EventType, Observed};
-use rsmc_spec::api::Kind;
-
-/// The most unconfirmed writes a recording may have: every reading is judged, and there are
-/// 2^n of them. A recording seldom has more than one (a controller killed with a request in
-/// flight).
-pub const MAX_UNCONFIRMED: usize = 6;
-
-/// One unconfirmed write: the unconfirmed events of one object, which end its history.
-#[derive(Clone, Debug)]
-struct Unconfirmed {
-    segment: usize,
-    /// Indices of its events in the segment.
-    events: Vec<usize>,
-    kind: Kind,
-    name: String,
-    /// The object before the write (`None`: it did not exist).
-    before: Option<Object>,
-    /// What it is, for the verdict: `the deletion of pod/web-x2k9q`.
-    what: String,
-}
+use crate::observed::{unconfirmed, Observed, Unconfirmed};
 
 /// The recording read one way.
 pub struct Reading {
     pub observed: Observed,
     /// How this reading takes each unconfirmed write, one line each.
     pub taken: Vec<String>,
-}
-
-/// Refuse a recording whose unconfirmed events this module cannot read (bad input).
-pub fn check(observed: &Observed) -> Result<(), String> {
-    unconfirmed(observed).map(|_| ())
 }
 
 /// Every reading of `observed`, the trace as written first, then with one write read as not
@@ -108,95 +82,4 @@ fn without(observed: &Observed, dropped: &[&Unconfirmed]) -> Observed {
         }
     }
     out
-}
-
-/// The recording's unconfirmed writes, checked: each object's unconfirmed events end its
-/// history, in one segment, and every later settle point lists the object as they leave it.
-fn unconfirmed(observed: &Observed) -> Result<Vec<Unconfirmed>, String> {
-    let mut out: Vec<Unconfirmed> = Vec::new();
-    let events = |k: usize| observed.segments[k].events.as_deref().unwrap_or(&[]);
-    for k in 0..observed.segments.len() {
-        for (j, e) in events(k).iter().enumerate() {
-            let (kind, name) = (e.object.resource(), e.object.name());
-            let same = |w: &&mut Unconfirmed| w.kind == kind && w.name == name;
-            let at = format!("segments[{k}].events[{j}]");
-            if let Some(w) = out.iter_mut().find(same) {
-                if !e.unconfirmed || w.segment != k {
-                    return Err(format!(
-                        "{at}: {} is written after segments[{}].events[{}], which is unconfirmed: a later write shows whether that one was committed, so it must not be marked unconfirmed",
-                        e.object.describe(),
-                        w.segment,
-                        w.events[0]
-                    ));
-                }
-                w.events.push(j);
-                continue;
-            }
-            if !e.unconfirmed {
-                continue;
-            }
-            let earlier = events(k)[..j]
-                .iter()
-                .rev()
-                .find(|x| x.object.resource() == kind && x.object.name() == name);
-            let before = match earlier {
-                Some(x) if x.event_type == EventType::Deleted => None,
-                Some(x) => Some(x.object.clone()),
-                None if k == 0 => None,
-                None => observed.segments[k - 1].settled.get(kind, name),
-            };
-            if before.is_none() && e.event_type != EventType::Added {
-                return Err(format!(
-                    "{at}: unconfirmed {} of {}, which the trace does not show before it",
-                    event_word(e.event_type),
-                    e.object.describe()
-                ));
-            }
-            out.push(Unconfirmed {
-                segment: k,
-                events: vec![j],
-                kind,
-                name: name.to_string(),
-                before,
-                what: String::new(),
-            });
-        }
-    }
-    if out.len() > MAX_UNCONFIRMED {
-        return Err(format!(
-            "{} writes are unconfirmed; the oracle judges every reading of them (each committed or not) and reads at most {MAX_UNCONFIRMED}",
-            out.len()
-        ));
-    }
-    for w in &mut out {
-        let written = events(w.segment);
-        let first = &written[w.events[0]];
-        let last = &written[*w.events.last().expect("a write has events")];
-        w.what = match (first.event_type, last.event_type) {
-            (_, EventType::Deleted) => format!("the deletion of {}", first.object.describe()),
-            (EventType::Added, _) => format!("the creation of {}", first.object.describe()),
-            _ => format!("a write to {}", first.object.describe()),
-        };
-        let gone = last.event_type == EventType::Deleted;
-        for (k, segment) in observed.segments.iter().enumerate().skip(w.segment) {
-            let listed = segment.settled.get(w.kind, &w.name).is_some();
-            if listed == gone {
-                return Err(format!(
-                    "segments[{k}].settled: {} {} listed, but {} is unconfirmed: the settle points after it list objects as it leaves them",
-                    first.object.describe(),
-                    if listed { "is" } else { "is not" },
-                    w.what
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn event_word(t: EventType) -> &'static str {
-    match t {
-        EventType::Added => "creation",
-        EventType::Modified => "change",
-        EventType::Deleted => "deletion",
-    }
 }
