@@ -181,11 +181,13 @@ impl Recording {
         quiet: SignedDuration,
     ) -> Result<Recording, InputError> {
         let paths: Vec<PathBuf> = streams.iter().map(|(p, _)| p.clone()).collect();
-        let files = paths
+        let names: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let files = names
             .iter()
-            .map(PathBuf::as_path)
+            .copied()
             .zip(streams.into_iter().map(|(_, r)| r));
-        let read = watch::read(files.collect(), attribution, namespace, quiet)?;
+        let seen = watch::read(files.collect(), namespace)?;
+        let read = watched::entries(&names, seen, attribution, quiet)?;
         Ok(Recording {
             paths,
             what: "the watch streams",

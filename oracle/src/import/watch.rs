@@ -23,12 +23,8 @@
 //! column, and what was expected.
 
 use super::audit::MAX_KEPT_BYTES;
-use super::entry::Contents;
-use super::watched;
-use super::writer::Attribution;
 use crate::error::{InputError, Pos};
 use crate::observed::EventType;
-use k8s_openapi::jiff::SignedDuration;
 use serde_json::Value;
 use std::cell::Cell;
 use std::io::{BufRead, Read};
@@ -127,16 +123,13 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
-/// Read watch streams (`files`, each a path and its reader) into the writes of each
-/// namespace (of `namespace` only, when one is named), with settle points where the cluster
-/// was quiet for `quiet` ([`watched::entries`]).
+/// Read watch streams (`files`, each a path and its reader) into the events they saw (of
+/// `namespace` only, when one is named), in etcd's order, each once; [`super::watched`]
+/// makes them into writes and settle points.
 pub fn read<R: BufRead>(
     files: Vec<(&Path, R)>,
-    attribution: &Attribution,
     namespace: Option<&str>,
-    quiet: SignedDuration,
-) -> Result<Contents, InputError> {
-    let paths: Vec<&Path> = files.iter().map(|(p, _)| *p).collect();
+) -> Result<Vec<Seen>, InputError> {
     let mut seen = Vec::new();
     let mut kept = 0usize;
     for (file, (path, reader)) in files.into_iter().enumerate() {
@@ -149,7 +142,7 @@ pub fn read<R: BufRead>(
         (a.version, a.resource, a.event_type, a.uid())
             == (b.version, b.resource, b.event_type, b.uid())
     });
-    watched::entries(&paths, seen, attribution, quiet)
+    Ok(seen)
 }
 
 /// Read one file's events into `seen`.
