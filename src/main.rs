@@ -289,7 +289,7 @@ pub struct Switches {
 impl Switches {
     /// `sem` with these switches on.
     pub fn on(&self, sem: rsmc_spec::profile::Semantics) -> rsmc_spec::profile::Semantics {
-        rsmc_oracle::prepared::switched(sem, self.bug, &self.fixes)
+        sem.switched(self.bug, &self.fixes)
     }
 
     /// `model` with these switches on.

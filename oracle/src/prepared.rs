@@ -4,7 +4,6 @@
 use crate::error::InputError;
 use crate::judge::{AfterDivergence, Subject};
 use crate::scenario::{self, Compiled, NodeMap, Scenario};
-use rsmc_spec::bugs::{Bug, Fix};
 use rsmc_spec::contract::Contract;
 use rsmc_spec::model::RsModel;
 use rsmc_spec::profile::{Profile, Semantics};
@@ -155,16 +154,4 @@ impl Prepared {
         }
         self
     }
-}
-
-/// `sem` with the catalogue's switches on (`rsmc bugs` lists them): `bug` re-introduced,
-/// each of `fixes` switched on.
-pub fn switched(mut sem: Semantics, bug: Option<Bug>, fixes: &[Fix]) -> Semantics {
-    if let Some(bug) = bug {
-        sem.bug = Some(bug);
-    }
-    for fix in fixes {
-        sem = sem.with_fix(*fix, true);
-    }
-    sem
 }

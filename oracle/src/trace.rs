@@ -160,7 +160,7 @@ impl Trace {
     pub fn model(&self, profile: Profile) -> RsModel {
         let mut model = RsModel::new(self.config.clone(), profile);
         let (bug, fixes) = self.switches().expect("checked when parsed");
-        model.sem = crate::prepared::switched(model.sem, bug, &fixes);
+        model.sem = model.sem.switched(bug, &fixes);
         model
     }
 

@@ -379,7 +379,7 @@ fn a_creation_for_a_deleting_owner_is_read_by_the_model() {
         observed::parse(Path::new("create-while-deleting.observed.json"), &text).unwrap();
     let judge_with_bug = |bug: Option<Bug>| {
         let mut prepared = Prepared::load(&scenario, Profile::K8s120).unwrap();
-        prepared.model.sem = rsmc_oracle::prepared::switched(prepared.model.sem, bug, &[]);
+        prepared.model.sem = prepared.model.sem.switched(bug, &[]);
         judge(
             &prepared.subject(),
             &observed,

@@ -142,6 +142,18 @@ impl Semantics {
         }
         self
     }
+
+    /// These semantics with the catalogue's switches on (`rsmc bugs` lists them): `bug`
+    /// re-introduced, each of `fixes` switched on; no bug named keeps the one they have.
+    pub fn switched(mut self, bug: Option<Bug>, fixes: &[Fix]) -> Self {
+        if let Some(bug) = bug {
+            self.bug = Some(bug);
+        }
+        for fix in fixes {
+            self = self.with_fix(*fix, true);
+        }
+        self
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use super::Imported;
 use crate::judge::{judge, Verdict};
 use crate::observed;
-use crate::prepared::{switched, Prepared};
+use crate::prepared::Prepared;
 use rsmc_spec::budget::Budget;
 use rsmc_spec::bugs::{Bug, Fix};
 use rsmc_spec::profile::Profile;
@@ -42,7 +42,7 @@ impl Imported {
         if let Some(sem) = release {
             prepared = prepared.judged_as(sem);
         }
-        prepared.model.sem = switched(prepared.model.sem, bug, fixes);
+        prepared.model.sem = prepared.model.sem.switched(bug, fixes);
         judge(&prepared.subject(), &observed, budget)
             .map_err(|e| format!("{}: cannot judge: {e}", observed_path.display()))
     }
