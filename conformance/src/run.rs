@@ -329,7 +329,12 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
                 .get(step)
                 .is_some_and(|s| matches!(s.kind, StepKind::Await(_)))
             {
-                let reached = rsmc_oracle::run_scenario::passes(prepared, step, AWAIT_SEARCH_LIMIT);
+                let reached = rsmc_oracle::run_scenario::passes(
+                    &prepared.model,
+                    &prepared.compiled.origin,
+                    step,
+                    AWAIT_SEARCH_LIMIT,
+                );
                 out.await_in_model = Some(reached.into());
             }
             out.up_to_stop = Some(

@@ -6,7 +6,6 @@
 //! (its script, the counterexample's semantics) is searched for a run that breaks the
 //! property — for convergence, a run that ends settled and not converged.
 
-use crate::prepared::Prepared;
 use crate::scenario::{compile, Scenario};
 use rsmc_spec::liveness::{converged::converged, CONVERGENCE};
 use rsmc_spec::model::{RsModel, State, UpToRevisions};
@@ -54,16 +53,17 @@ pub fn reaches(
     Ok(search(&scripted, limit, broken))
 }
 
-/// Whether some run of the scenario `prepared` (its own model and semantics, going on past
-/// safety violations as a cluster does) gets past its step `step` (0-based; an `await`),
-/// exploring at most `limit` states. A cluster run that stopped there, the await never met,
-/// did what the model does when no run gets past it: the fixed controller never sends the
-/// request a faulty one would, and neither does the model of it.
-pub fn passes(prepared: &Prepared, step: usize, limit: usize) -> Reached {
-    let Some(at) = prepared.compiled.origin.iter().rposition(|&o| o == step) else {
+/// Whether some run of a scenario's `model` (its own semantics, going on past safety
+/// violations as a cluster does) gets past the scenario's step `step` (0-based; an `await`),
+/// exploring at most `limit` states; `origin` maps the model's script steps to the
+/// scenario's ([`crate::scenario::Compiled::origin`]). A cluster run that stopped there, the
+/// await never met, did what the model does when no run gets past it: the fixed controller
+/// never sends the request a faulty one would, and neither does the model of it.
+pub fn passes(model: &RsModel, origin: &[usize], step: usize, limit: usize) -> Reached {
+    let Some(at) = origin.iter().rposition(|&o| o == step) else {
         return Reached::Yes;
     };
-    let model = prepared.model.clone().past_violations();
+    let model = model.clone().past_violations();
     search(&model, limit, |s| s.script.step as usize > at)
 }
 
