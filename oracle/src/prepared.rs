@@ -2,7 +2,7 @@
 //! model built — what `rsmc replay`, `rsmc oracle` and a conformance run all start from.
 
 use crate::error::InputError;
-use crate::judge::{AfterDivergence, Subject};
+use crate::judge::subject::{AfterDivergence, Subject};
 use crate::scenario::{self, Compiled, NodeMap, Scenario};
 use rsmc_spec::contract::Contract;
 use rsmc_spec::model::RsModel;

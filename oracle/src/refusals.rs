@@ -8,7 +8,8 @@
 //! segment, [`crate::observed`]) with the same reason. A refused request writes nothing, so
 //! the events alone cannot tell a refusal with another reason from the expected one.
 
-use crate::judge::{Level, SettlePoint, Subject, Verdict};
+use crate::judge::subject::Subject;
+use crate::judge::{Level, SettlePoint, Verdict};
 use crate::observed::Observed;
 use rsmc_spec::api::Reason;
 use rsmc_spec::model::ScriptStep;

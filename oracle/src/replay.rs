@@ -8,7 +8,7 @@
 //! shown: the allowed set explained, not only counted.
 
 use crate::explore::outcomes;
-use crate::judge::Subject;
+use crate::judge::subject::Subject;
 use crate::render;
 use crate::side_by_side;
 use rsmc_spec::api::ApiServer;

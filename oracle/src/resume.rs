@@ -11,10 +11,8 @@
 //! cluster's objects there, and a point that conforms after a resume says no more than that.
 
 use crate::binding::Binding;
-use crate::judge::{
-    diverging_at_stop, draining_unbounded, explaining, witnessed_levels, Level, RecordedBreak,
-    SettlePoint, Subject,
-};
+use crate::judge::subject::{draining_unbounded, explaining, Subject};
+use crate::judge::{diverging_at_stop, witnessed_levels, Level, RecordedBreak, SettlePoint};
 use crate::observed::{Observed, Snapshot};
 use crate::witness::{self, Found, Recording, Unfinished};
 use rsmc_spec::budget::Budget;
