@@ -2,28 +2,8 @@
 //! difference once, with the settle points where it was found, the way a compiler lists every
 //! error and not only the first.
 
-use crate::judge::Verdict;
-use serde::Serialize;
+use crate::judge::verdict::{Finding, Verdict};
 use std::collections::BTreeMap;
-
-/// One thing found, and where.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// The property or condition broken, the difference from the release
-    /// (`differs from v1.37.2: status.terminatingReplicas`), or `diverges` where a divergence
-    /// names neither.
-    pub what: String,
-    /// The settle points (from 1) where it was found, in order.
-    pub settle_points: Vec<usize>,
-}
-
-impl std::fmt::Display for Finding {
-    /// `what (1, 3, 4)`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let points: Vec<String> = self.settle_points.iter().map(usize::to_string).collect();
-        write!(f, "{} ({})", self.what, points.join(", "))
-    }
-}
 
 /// Every finding of `v`, in the order first found: per settle point, everything its
 /// divergence breaks (the write and the settled state may break different rules), else how

@@ -9,7 +9,7 @@
 //! the events alone cannot tell a refusal with another reason from the expected one.
 
 use crate::judge::subject::Subject;
-use crate::judge::{Level, SettlePoint, Verdict};
+use crate::judge::verdict::{Level, SettlePoint, Verdict};
 use crate::observed::Observed;
 use rsmc_spec::api::Reason;
 use rsmc_spec::model::ScriptStep;

@@ -13,7 +13,6 @@
 //! divergence.
 
 use crate::fields::FieldDiff;
-use crate::judge::{Level, Verdict};
 use rsmc_spec::gates::Gate;
 use rsmc_spec::profile::Semantics;
 use serde::Serialize;
@@ -57,14 +56,6 @@ impl ReleaseDifference {
 }
 
 impl ReleaseDifference {
-    /// The release difference a diverging `level` amounts to, if it amounts to one.
-    pub fn of_level(level: &Level, sem: &Semantics, release: &str) -> Option<Self> {
-        match level {
-            Level::Diverges { fields, .. } => ReleaseDifference::of(fields, sem, release),
-            _ => None,
-        }
-    }
-
     /// Its headline: `differs from v1.37.2: status.terminatingReplicas`.
     pub fn headline(&self) -> String {
         let paths: Vec<&str> = self.fields.iter().map(FieldDiff::path).collect();
@@ -100,17 +91,6 @@ impl fmt::Display for ReleaseDifference {
             if self.gate_on { "on" } else { "off" },
             self.since
         )
-    }
-}
-
-/// Marks each settle point of `verdict` whose divergence is a release difference: the
-/// trace's where the trace diverges, else the outcome's.
-pub fn mark(verdict: &mut Verdict, sem: &Semantics, release: &str) {
-    for point in &mut verdict.settle_points {
-        let diverging = [&point.trace, &point.outcome]
-            .into_iter()
-            .find(|level| level.diverges());
-        point.difference = diverging.and_then(|l| ReleaseDifference::of_level(l, sem, release));
     }
 }
 

@@ -12,31 +12,12 @@
 
 use crate::binding::Binding;
 use crate::judge::subject::{draining_unbounded, explaining, Subject};
-use crate::judge::{diverging_at_stop, witnessed_levels, Level, RecordedBreak, SettlePoint};
+use crate::judge::verdict::{Level, RecordedBreak, Resumed, SettlePoint};
+use crate::judge::{diverging_at_stop, witnessed_levels};
 use crate::observed::{Observed, Snapshot};
 use crate::witness::{self, Found, Recording, Unfinished};
 use rsmc_spec::budget::Budget;
 use rsmc_spec::model::{RsModel, State};
-use serde::Serialize;
-
-/// How a settle point was judged after an earlier one diverged.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Resumed {
-    /// The settle point (from 1) whose objects the segment started from.
-    pub from: usize,
-    /// What the controller was taken to remember there.
-    pub memory: &'static str,
-}
-
-impl Resumed {
-    /// Judged from the cluster's objects at settle point `from` (from 1).
-    pub fn at(from: usize) -> Self {
-        Resumed {
-            from,
-            memory: "idle or just restarted",
-        }
-    }
-}
 
 /// The start states of the segment after settle point `point` (from 1; `settle` is its
 /// script index), from the cluster's `settled` objects there, each with the renaming that

@@ -14,7 +14,8 @@
 //! is a question about the model alone (`rsmc_oracle::run_scenario::passes`, for awaits).
 
 use crate::judge::subject::{draining_unbounded, judged_release, AfterDivergence, Subject};
-use crate::judge::{check_scenario, diverging_at_stop, JudgeError, Level};
+use crate::judge::verdict::{JudgeError, Level};
+use crate::judge::{check_scenario, diverging_at_stop};
 use crate::observed::Observed;
 use crate::release_difference::ReleaseDifference;
 use crate::resume;
@@ -219,11 +220,9 @@ fn diverging_at(
     let breaks_none = diverging.breaks.is_none() && diverging.written_breaks.is_none();
     let difference = breaks_none
         .then(|| {
-            ReleaseDifference::of_level(
-                &diverging.level,
-                &subject.model.sem,
-                &judged_release(subject, observed),
-            )
+            diverging
+                .level
+                .release_difference(&subject.model.sem, &judged_release(subject, observed))
         })
         .flatten()
         .map(Box::new);

@@ -5,7 +5,8 @@
 //! who ran the two commands.
 
 use super::Imported;
-use crate::judge::{judge, Verdict};
+use crate::judge::judge;
+use crate::judge::verdict::Verdict;
 use crate::observed;
 use crate::prepared::Prepared;
 use rsmc_spec::budget::Budget;
