@@ -11,9 +11,9 @@
 //! cluster's objects there, and a point that conforms after a resume says no more than that.
 
 use crate::binding::Binding;
+use crate::judge::divergence::{diverging_at_stop, witnessed_levels};
 use crate::judge::subject::{draining_unbounded, explaining, Subject};
 use crate::judge::verdict::{Level, RecordedBreak, Resumed, SettlePoint};
-use crate::judge::{diverging_at_stop, witnessed_levels};
 use crate::observed::{Observed, Snapshot};
 use crate::witness::{self, Found, Recording, Unfinished};
 use rsmc_spec::budget::Budget;

@@ -13,9 +13,10 @@
 //! That is all a stopped run says. Whether the model could also stop where the cluster did
 //! is a question about the model alone (`rsmc_oracle::run_scenario::passes`, for awaits).
 
+use crate::judge::divergence::diverging_at_stop;
+use crate::judge::shape::check_scenario;
 use crate::judge::subject::{draining_unbounded, judged_release, AfterDivergence, Subject};
 use crate::judge::verdict::{JudgeError, Level};
-use crate::judge::{check_scenario, diverging_at_stop};
 use crate::observed::Observed;
 use crate::release_difference::ReleaseDifference;
 use crate::resume;

@@ -19,22 +19,25 @@
 //! searches then run only to explain a divergence, within the budget; when that is beyond
 //! it, the verdict stands on the witness search's furthest point.
 
+pub mod divergence;
+pub mod shape;
 pub mod subject;
 pub mod verdict;
 
 use crate::binding::{match_objects, Binding, ModelObjects};
-use crate::broken::broken_by;
 use crate::explore::outcomes;
-use crate::observed::{Event, Observed, Snapshot};
+use crate::observed::{Observed, Snapshot};
 use crate::side_by_side;
-use crate::validate::{ends_matching, validate, Divergence, Readings, Segment, Validation};
+use crate::validate::{ends_matching, validate, Readings, Segment, Validation};
 use crate::witness::{self, Found, Recording};
+use divergence::{diverging_at_stop, diverging_trace, misses_writes, witnessed_levels};
 use rsmc_spec::budget::{Budget, Exhausted, Limit};
 use rsmc_spec::bugs::{Status, CATALOGUE};
 use rsmc_spec::config::InformerConfig;
 use rsmc_spec::liveness::converged;
 use rsmc_spec::model::{RsModel, State};
 use rsmc_spec::profile::Semantics;
+use shape::check_shape;
 use stateright::Model;
 use subject::{draining_unbounded, explaining, judged_release, step_ids, step_lines};
 pub use subject::{AfterDivergence, Subject};
@@ -409,36 +412,6 @@ fn witnessed_further_behind(
     Ok(further)
 }
 
-/// The script indices of the scenario's settles, once the recording is known to be of this
-/// scenario and to have one segment per settle.
-fn check_shape(subject: &Subject, observed: &Observed) -> Result<Vec<usize>, JudgeError> {
-    if let Some(step) = observed.stopped_at {
-        return Err(JudgeError::Stopped { step });
-    }
-    check_scenario(subject, observed)?;
-    let script = subject.model.script.as_ref().expect("a scripted model");
-    let settles = script.settle_indices();
-    if settles.len() != observed.segments.len() {
-        return Err(JudgeError::Segments {
-            observed: observed.segments.len(),
-            expected: settles.len(),
-        });
-    }
-    crate::step_numbering::check(subject, &settles, observed)?;
-    Ok(settles)
-}
-
-/// That the recording is of the subject's scenario.
-pub(crate) fn check_scenario(subject: &Subject, observed: &Observed) -> Result<(), JudgeError> {
-    if observed.scenario != subject.name {
-        return Err(JudgeError::Scenario {
-            observed: observed.scenario.clone(),
-            expected: subject.name.to_string(),
-        });
-    }
-    Ok(())
-}
-
 /// The verdict when the witness search found a run (having expanded `explored` nodes, and
 /// read what the recording leaves open as `readings` say): every settle point conforms at both
 /// levels, and a property the run breaks is one every matching run breaks unless a search
@@ -579,129 +552,6 @@ fn unexplained(
         unconfirmed: Vec::new(),
         findings: Vec::new(),
         contract: None,
-    }
-}
-
-/// The levels of a settle point a run the witness search found went through, when the
-/// levels' exhaustive searches were not made: its `writes` recorded writes are a run, and it
-/// settles as recorded.
-pub(crate) fn witnessed_levels(writes: usize) -> (Level, Level) {
-    (
-        Level::Conforms {
-            detail: "the settled state is one a run that produces the recorded writes reaches"
-                .into(),
-        },
-        Level::Conforms {
-            detail: format!("{writes} recorded writes are a run of the model"),
-        },
-    )
-}
-
-/// The trace level where every recorded write is a model run but none ends in the settled
-/// state.
-fn misses_writes(writes: usize) -> Level {
-    Level::Diverges {
-        detail: "every recorded write is a model run, but none of those runs ends in the recorded settled state: the recording misses writes".into(),
-        allowed: vec![],
-        seen: format!("{writes} recorded writes"),
-        side_by_side: None,
-        fields: vec![],
-    }
-}
-
-/// The trace level at a divergence, and what its divergent write breaks.
-pub(crate) struct Diverging {
-    pub level: Level,
-    /// The scenario step (0-based) it starts at.
-    pub step: Option<usize>,
-    pub breaks: Option<&'static str>,
-    pub written_breaks: Option<&'static str>,
-}
-
-impl Diverging {
-    /// Every recorded write is a run, but none ends in the settled state.
-    pub(crate) fn misses_writes(writes: usize) -> Diverging {
-        Diverging {
-            level: misses_writes(writes),
-            step: None,
-            breaks: None,
-            written_breaks: None,
-        }
-    }
-}
-
-/// How the witness search's furthest run stopped in `segment` (from 0), as the trace level
-/// there ([`diverging_trace`]).
-pub(crate) fn diverging_at_stop(
-    subject: &Subject,
-    observed: &Observed,
-    settles: &[usize],
-    segment: usize,
-    stop: witness::Stop,
-) -> Diverging {
-    let events = observed.segments[segment]
-        .events
-        .as_deref()
-        .unwrap_or_default();
-    match stop {
-        witness::Stop::MissesWrites => Diverging::misses_writes(events.len()),
-        witness::Stop::Diverges(d) => {
-            let empty = Snapshot::default();
-            let before = match segment {
-                0 => &empty,
-                k => &observed.segments[k - 1].settled,
-            };
-            diverging_trace(
-                subject,
-                before,
-                events,
-                d,
-                &step_ids(subject, settles, segment),
-            )
-        }
-    }
-}
-
-/// The trace level at a divergence, the scenario step it starts at, the property the
-/// divergent write breaks and, where it breaks none, the convergence condition the status it
-/// writes breaks ([`crate::broken::condition_written`]).
-pub(crate) fn diverging_trace(
-    subject: &Subject,
-    before: &Snapshot,
-    events: &[Event],
-    d: Divergence,
-    step_ids: &[usize],
-) -> Diverging {
-    let breaks = broken_by(before, events, d.event, &subject.model.sem);
-    let written_breaks = breaks
-        .is_none()
-        .then(|| crate::broken::condition_written(before, events, d.event, d.closest.as_ref()))
-        .flatten();
-    let step = d.stuck_at.or_else(|| {
-        events[..d.event.min(events.len())]
-            .iter()
-            .rev()
-            .find_map(|e| e.step)
-            .or(step_ids.first().copied())
-    });
-    let mut allowed = d.allowed.clone();
-    if d.could_settle {
-        allowed.push("settle here, writing nothing more".into());
-    }
-    Diverging {
-        level: Level::Diverges {
-            detail: format!(
-                "recorded event {} of this segment is not a write the model can make at that point",
-                d.event + 1
-            ),
-            allowed,
-            seen: d.seen,
-            side_by_side: None,
-            fields: d.fields,
-        },
-        step,
-        breaks,
-        written_breaks,
     }
 }
 
