@@ -689,7 +689,7 @@ fn finish(args: &ConformArgs, results: &[ScenarioRun]) -> i32 {
         for r in results {
             println!("{}", suite::summary_line(r));
         }
-        let found = rsmc_oracle::findings::across(
+        let found = rsmc_oracle::judge::findings::across(
             results
                 .iter()
                 .filter_map(|r| Some((r.scenario.as_str(), &r.verdict.as_ref()?.findings[..]))),

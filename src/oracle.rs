@@ -4,9 +4,9 @@ use crate::ci_report::{self, Case, Outcome, Suite};
 use crate::exit;
 use crate::OracleArgs;
 use rsmc_oracle::judge;
+use rsmc_oracle::judge::stopped::{judge_up_to, UpToStop};
 use rsmc_oracle::observed::{self, Observed};
 use rsmc_oracle::prepared::Prepared;
-use rsmc_oracle::stopped::{judge_up_to, UpToStop};
 use rsmc_spec::profile::Profile;
 
 pub fn run(args: &OracleArgs) -> i32 {

@@ -15,13 +15,13 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::{Client, ResourceExt};
 use rsmc_oracle::explore::default_budget;
+use rsmc_oracle::judge::stopped::{judge_up_to, UpToStop};
 use rsmc_oracle::judge::{self, Verdict};
 use rsmc_oracle::observed::{self, RawObserved, RawSegment, RawSnapshot, SCHEMA};
 use rsmc_oracle::prepared::Prepared;
 use rsmc_oracle::render;
 use rsmc_oracle::run_scenario::Reached;
 use rsmc_oracle::scenario::{resource_name, StepKind};
-use rsmc_oracle::stopped::{judge_up_to, UpToStop};
 use rsmc_spec::api::ApiServer;
 use rsmc_spec::bugs::Entry;
 use rsmc_spec::controller::expectations::EXPECTATIONS_TIMEOUT;
@@ -345,7 +345,7 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
                 }),
             );
         }
-        let broken = rsmc_oracle::broken::in_recording(&obs, &subject.model.sem);
+        let broken = rsmc_oracle::judge::broken::in_recording(&obs, &subject.model.sem);
         out.reproduction = prepared
             .scenario
             .reproduces
@@ -359,7 +359,7 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
         Ok(verdict) => {
             out.reproduction = prepared.scenario.reproduces.map(|entry| {
                 let unconverged = (entry.property == CONVERGENCE)
-                    .then(|| rsmc_oracle::broken::unconverged_at_the_end(&obs))
+                    .then(|| rsmc_oracle::judge::broken::unconverged_at_the_end(&obs))
                     .flatten();
                 let mut judged =
                     Reproduction::judged(entry, &verdict.broken_on_cluster, unconverged);
@@ -386,7 +386,7 @@ impl Reproduction {
     /// cluster went quiet without converging (`unconverged`: how).
     fn judged(
         entry: &'static Entry,
-        broken: &[rsmc_oracle::broken::BrokenWrite],
+        broken: &[rsmc_oracle::judge::broken::BrokenWrite],
         unconverged: Option<String>,
     ) -> Reproduction {
         Reproduction {

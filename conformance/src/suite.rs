@@ -4,8 +4,8 @@
 
 use crate::run::{self, report_paths, AwaitInModel, ScenarioRun, Target};
 use rsmc_oracle::judge;
+use rsmc_oracle::judge::stopped::UpToStop;
 use rsmc_oracle::prepared::Prepared;
-use rsmc_oracle::stopped::UpToStop;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
@@ -74,7 +74,10 @@ pub fn summary_line(r: &ScenarioRun) -> String {
     );
     // Everything the verdict found, grouped, with its settle points.
     if let Some(v) = r.verdict.as_ref().filter(|v| !v.findings.is_empty()) {
-        line.push_str(&format!("  {}", rsmc_oracle::findings::line(&v.findings)));
+        line.push_str(&format!(
+            "  {}",
+            rsmc_oracle::judge::findings::line(&v.findings)
+        ));
     }
     if let Some(rep) = &r.reproduction {
         line.push_str(&format!(

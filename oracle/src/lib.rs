@@ -8,14 +8,12 @@
 //! - [`trace_text`]: a trace as text, the tables after every step.
 
 pub mod binding;
-pub mod broken;
 pub mod cover;
 pub mod delete_claims;
 mod doomed;
 pub mod error;
 pub mod explore;
 pub mod fields;
-pub mod findings;
 mod held;
 pub mod import;
 pub mod judge;
@@ -23,17 +21,11 @@ pub mod manifest;
 pub mod observed;
 mod picks;
 pub mod prepared;
-pub mod readings;
-pub mod refusals;
-pub mod release_difference;
 pub mod render;
 pub mod replay;
-pub mod resume;
 pub mod run_scenario;
 pub mod scenario;
 pub mod side_by_side;
-pub mod step_numbering;
-pub mod stopped;
 pub mod trace;
 pub mod trace_text;
 pub mod validate;

@@ -51,12 +51,12 @@
 //! the same step as `step + 1`. Only a step that writes as a client (apply, scale, delete,
 //! label, the scheduler's binding, the kubelet's reports) can own an event, and only in the
 //! segment of the settle point after it; anything else is refused as bad input
-//! ([`crate::step_numbering`]), since judged it would read as a controller fault.
+//! ([`crate::judge::step_numbering`]), since judged it would read as a controller fault.
 //!
 //! A run that stopped short (an `await` never met, a settle point never reached) says where
 //! with `stoppedAt`: its segments are then one per settle point before that step, and a
 //! last one with what was recorded until the stop, `settled` listing the namespace as it
-//! was then. The oracle judges it up to the stop ([`crate::stopped`]).
+//! was then. The oracle judges it up to the stop ([`crate::judge::stopped`]).
 //!
 //! `floating` is for recordings that do not give every event's resourceVersion (an audit
 //! log: [`crate::import`]). Such an event is placed as early as the recording allows; it may
@@ -71,7 +71,7 @@
 //! settle points after them listing the object as they leave it. The oracle judges every
 //! reading (each such write committed or not: then its events are left out and the object
 //! is as it was before them at every later settle point), and takes one a model run
-//! produces; the verdict says which ([`crate::readings`]). [`unconfirmed`] finds and checks them.
+//! produces; the verdict says which ([`crate::judge::readings`]). [`unconfirmed`] finds and checks them.
 //!
 //! `orSystem` is for a write a recording does not attribute: a pod deletion no
 //! `SuccessfulDelete` event claims, when the controller's event recorder may have dropped its
@@ -84,7 +84,7 @@
 //! watch import by its attribution rules (a field manager, a claiming event, an owner
 //! gone). A model run may still make the write by any component that can, so it never
 //! decides conformance; it names what a write no run makes breaks where only its author
-//! tells ([`crate::broken`]: the collector deleting a pod whose controller is live).
+//! tells ([`crate::judge::broken`]: the collector deleting a pod whose controller is live).
 //!
 //! `refused` is how a step that the scenario expects to be refused (`refused: Invalid`) is
 //! judged on the cluster's side: a refused request writes nothing, so only the runner that
@@ -475,7 +475,7 @@ pub(crate) struct Unconfirmed {
     pub(crate) what: String,
 }
 
-/// The recording's unconfirmed writes ([`crate::readings`] judges each reading of them),
+/// The recording's unconfirmed writes ([`crate::judge::readings`] judges each reading of them),
 /// checked: each object's unconfirmed events end its
 /// history, in one segment, and every later settle point lists the object as they leave it.
 pub(crate) fn unconfirmed(observed: &Observed) -> Result<Vec<Unconfirmed>, String> {

@@ -236,7 +236,7 @@ pub fn search(
 }
 
 /// [`search`] from segment `from` (from 0) on, its runs starting from `starts` (a settle
-/// point resumed from the cluster's objects, [`crate::resume`]).
+/// point resumed from the cluster's objects, [`crate::judge::resume`]).
 pub fn search_from(
     recording: &Recording,
     budget: &Budget,

@@ -87,7 +87,7 @@ fn a_surplus_pod_created_then_deleted_is_caught_by_trace_validation() {
     assert_eq!(first.breaks, Some(NO_OVER_CREATION));
     assert_eq!(v.breaks(), Some(NO_OVER_CREATION));
     assert_eq!(
-        rsmc_oracle::findings::line(&v.findings),
+        rsmc_oracle::judge::findings::line(&v.findings),
         format!("{NO_OVER_CREATION} (1)")
     );
     // The second segment is judged on, from the cluster's objects at the first settle point,

@@ -492,7 +492,7 @@ fn every_settle_point_of_a_run_without_terminating_replicas_is_judged() {
     // The statuses the controller writes while pods are deleting, and at the first scale.
     assert_eq!(differing, [1, 3, 4], "{}", render(&v));
     assert_eq!(
-        rsmc_oracle::findings::line(&v.findings),
+        rsmc_oracle::judge::findings::line(&v.findings),
         "differs from v1.37.2: status.terminatingReplicas (1, 3, 4)"
     );
     // Judged by the contract of a release before the gate was on by default (what such a

@@ -1,5 +1,5 @@
 //! A run that stopped short, judged up to its stop (`stoppedAt` in the recording,
-//! `rsmc_oracle::stopped`).
+//! `rsmc_oracle::judge::stopped`).
 //!
 //! `recorded/ignore-ranking.v1.37.2.observed.stopped.json` is `rsmc conform` of the scenario
 //! `rsmc check --bug ignore-ranking` wrote (`scenarios/ignore-ranking.yaml`) on a v1.37.2
@@ -8,10 +8,10 @@
 //! consistency gate kept the sync from starting while the scenario held the ReplicaSet
 //! events).
 
+use rsmc_oracle::judge::stopped::{judge_up_to, UpToStop};
 use rsmc_oracle::judge::{judge, JudgeError};
 use rsmc_oracle::observed::{self, Observed};
 use rsmc_oracle::prepared::Prepared;
-use rsmc_oracle::stopped::{judge_up_to, UpToStop};
 use rsmc_spec::model::properties::NO_OVER_CREATION;
 use rsmc_spec::profile::Profile;
 use std::path::{Path, PathBuf};

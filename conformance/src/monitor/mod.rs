@@ -9,7 +9,7 @@
 //! cache starts later) lists again.
 //!
 //! **What it judges** (each change on the view just before it, by the oracle's rules in
-//! `rsmc_oracle::broken`, so the model, the oracle and the monitor name a write alike):
+//! `rsmc_oracle::judge::broken`, so the model, the oracle and the monitor name a write alike):
 //! - any pod written with two controller references: at most one controller reference per pod;
 //! - a pod created by a controller ([`attribution`]: its controller reference's field
 //!   manager) that makes its ReplicaSet control more active pods than the largest

@@ -7,7 +7,7 @@
 //! it is dropped with the objects, so memory follows the live objects, not the history.
 //!
 //! Each change is judged on the view as it was just before it, by the oracle's rules
-//! ([`rsmc_oracle::broken`]), for the writers [`super::attribution`] can name.
+//! ([`rsmc_oracle::judge::broken`]), for the writers [`super::attribution`] can name.
 
 use super::attribution::{self, DeleteClaim};
 use super::report::{rfc3339, Alarm, Gap, Report, Status};
@@ -16,7 +16,7 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use kube::runtime::watcher;
-use rsmc_oracle::broken;
+use rsmc_oracle::judge::broken;
 use rsmc_oracle::observed::{
     abstract_pod, abstract_replicaset, is_ready, Object, Snapshot, UidSource,
 };

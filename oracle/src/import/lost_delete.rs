@@ -15,7 +15,7 @@
 //! - the next write to it accepted otherwise: not committed (that write's answer is the pod);
 //! - no later write to it: the recording does not say. The import writes the delete's events
 //!   as committed and marks them `unconfirmed`, and the oracle judges both readings
-//!   ([`crate::readings`]).
+//!   ([`crate::judge::readings`]).
 //!
 //! Only a delete that removes the pod at once is followed (a pod bound to no node or
 //! finished, with no finalizer, deleted with no precondition it fails): its events are

@@ -5,7 +5,7 @@
 
 use super::subject::{step_ids, Subject};
 use super::verdict::Level;
-use crate::broken::broken_by;
+use crate::judge::broken::broken_by;
 use crate::observed::{Event, Observed, Snapshot};
 use crate::validate::Divergence;
 use crate::witness;
@@ -92,7 +92,7 @@ pub(crate) fn diverging_at_stop(
 
 /// The trace level at a divergence, the scenario step it starts at, the property the
 /// divergent write breaks and, where it breaks none, the convergence condition the status it
-/// writes breaks ([`crate::broken::condition_written`]).
+/// writes breaks ([`crate::judge::broken::condition_written`]).
 pub(crate) fn diverging_trace(
     subject: &Subject,
     before: &Snapshot,
@@ -103,7 +103,9 @@ pub(crate) fn diverging_trace(
     let breaks = broken_by(before, events, d.event, &subject.model.sem);
     let written_breaks = breaks
         .is_none()
-        .then(|| crate::broken::condition_written(before, events, d.event, d.closest.as_ref()))
+        .then(|| {
+            crate::judge::broken::condition_written(before, events, d.event, d.closest.as_ref())
+        })
         .flatten();
     let step = d.stuck_at.or_else(|| {
         events[..d.event.min(events.len())]

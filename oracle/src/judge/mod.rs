@@ -19,8 +19,16 @@
 //! searches then run only to explain a divergence, within the budget; when that is beyond
 //! it, the verdict stands on the witness search's furthest point.
 
+pub mod broken;
 pub mod divergence;
+pub mod findings;
+pub mod readings;
+pub mod refusals;
+pub mod release_difference;
+pub mod resume;
 pub mod shape;
+pub mod step_numbering;
+pub mod stopped;
 pub mod subject;
 pub mod verdict;
 
@@ -79,17 +87,17 @@ pub enum Method {
 /// a 50-pod recording) is made only when the second one cannot be had.
 ///
 /// A step the scenario expects to be refused that the cluster did not refuse so makes the
-/// run not conform, whatever the search found ([`crate::refusals`]).
+/// run not conform, whatever the search found ([`crate::judge::refusals`]).
 ///
 /// A recording with writes it does not confirm is judged in each of its readings
-/// ([`crate::readings`]), until one conforms.
+/// ([`crate::judge::readings`]), until one conforms.
 pub fn judge_with(
     subject: &Subject,
     observed: &Observed,
     budget: &Budget,
     method: Method,
 ) -> Result<Verdict, JudgeError> {
-    let readings = crate::readings::readings(observed).map_err(JudgeError::Unconfirmed)?;
+    let readings = crate::judge::readings::readings(observed).map_err(JudgeError::Unconfirmed)?;
     if readings.is_empty() {
         return judge_reading(subject, observed, budget, method);
     }
@@ -124,16 +132,16 @@ fn judge_reading(
 ) -> Result<Verdict, JudgeError> {
     let settles = check_shape(subject, observed)?;
     let mut verdict = judge_writes(subject, observed, budget, method)?;
-    verdict.broken_on_cluster = crate::broken::in_recording(observed, &subject.model.sem);
-    let mismatches = crate::refusals::mismatches(subject, &settles, observed);
-    crate::refusals::apply(&mut verdict, &mismatches, subject);
+    verdict.broken_on_cluster = crate::judge::broken::in_recording(observed, &subject.model.sem);
+    let mismatches = crate::judge::refusals::mismatches(subject, &settles, observed);
+    crate::judge::refusals::apply(&mut verdict, &mismatches, subject);
     mark_release_differences(
         &mut verdict,
         &subject.model.sem,
         &judged_release(subject, observed),
     );
     if !verdict.conforms {
-        verdict.findings = crate::findings::findings(&verdict);
+        verdict.findings = crate::judge::findings::findings(&verdict);
     }
     verdict.contract = subject.contract.map(|follows| ContractNote {
         follows: follows.to_string(),
@@ -534,7 +542,14 @@ fn unexplained(
         });
     }
     if subject.after_divergence == AfterDivergence::JudgeOn {
-        crate::resume::witnessed_after(subject, observed, settles, segment, &mut points, budget);
+        crate::judge::resume::witnessed_after(
+            subject,
+            observed,
+            settles,
+            segment,
+            &mut points,
+            budget,
+        );
     }
     Verdict {
         scenario: subject.name.to_string(),
@@ -599,7 +614,7 @@ fn exhaustive(
         let mut resumed = None;
         let mut unresumable = None;
         if subject.after_divergence == AfterDivergence::JudgeOn && lost.any() {
-            match crate::resume::starts(subject.model, before, (k, settles[k - 1])) {
+            match crate::judge::resume::starts(subject.model, before, (k, settles[k - 1])) {
                 Ok(starts) => {
                     if lost.outcome {
                         by_outcome = starts.clone();

@@ -94,7 +94,7 @@
 //! Its manifest need not pass the API validation then (that is the point). A run conforms
 //! only if the API server refuses the step with that reason: the model's (the script goes past
 //! the step only then) and the cluster's (its runner records the refusal; see
-//! [`crate::refusals`]).
+//! [`crate::judge::refusals`]).
 //!
 //! Pod selections are evaluated when the step runs, as a client's list would be: `pod: NAME`,
 //! or `pods:` one of `all`, a list of names, `{of: frontend}` (the pods the live ReplicaSet
@@ -153,7 +153,7 @@ pub struct Scenario {
     pub on_cluster: Option<String>,
     /// The bug catalogue's entry (an open upstream race) the scenario forces on a cluster:
     /// a run reproduces it when a recorded write breaks the entry's property
-    /// ([`crate::broken::in_recording`]).
+    /// ([`crate::judge::broken::in_recording`]).
     pub reproduces: Option<&'static rsmc_spec::bugs::Entry>,
     /// The profile the scenario is written for; `None`: the command line's. A known release
     /// overrides it ([`crate::prepared::Prepared::judged_as`]).

@@ -34,7 +34,7 @@ pub fn another_pod(meta: &mut serde_json::Value, name: &str, uid: &str) {
     meta["uid"] = uid.into();
 }
 
-/// The recording breaks `broken`, a property the oracle's rules (`rsmc_oracle::broken`)
+/// The recording breaks `broken`, a property the oracle's rules (`rsmc_oracle::judge::broken`)
 /// name at no write of a recording, and is rejected naming `named` instead (`None`:
 /// nothing). Should the oracle learn to name it, this fails, and the test is to assert
 /// [`assert_rejected_for`] `broken` instead.
