@@ -71,7 +71,8 @@
 //! settle points after them listing the object as they leave it. The oracle judges every
 //! reading (each such write committed or not: then its events are left out and the object
 //! is as it was before them at every later settle point), and takes one a model run
-//! produces; the verdict says which ([`crate::judge::readings`]). [`unconfirmed`] finds and checks them.
+//! produces; the verdict says which ([`crate::judge::readings`]). [`unconfirmed`] finds and
+//! checks them.
 //!
 //! `orSystem` is for a write a recording does not attribute: a pod deletion no
 //! `SuccessfulDelete` event claims, when the controller's event recorder may have dropped its

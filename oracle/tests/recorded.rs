@@ -176,7 +176,7 @@ fn the_witness_search_and_the_exhaustive_levels_agree() {
 /// 7 of the orphan patches, so the previous write was made with the cache 8 events behind.
 /// The scenario's `maxLag: 1` allows none of that, and the search at that bound stops at its
 /// budget; the judge then searches with informers up to `MAX_LAG` behind, where the
-/// deliveries that would spoil the stale read are held back (`oracle/src/held.rs`), and
+/// deliveries that would spoil the stale read are held back (`oracle/src/judge/search/held.rs`), and
 /// finds the run at once. The verdict says how far behind it was, measured along the run: 8,
 /// what the recording shows.
 #[test]
@@ -232,7 +232,7 @@ fn an_unjudged_recording_names_the_write_the_search_could_not_get_past() {
 /// tied pods with C(33, 13) victim sets. It conforms: past the stale read, the model makes
 /// the whole race. Before the victim sets were kept as the ranking's cut, listing them took
 /// the witness search past 23 GB within seconds, until the kernel killed it; now the search
-/// offers the one set the recording's deletions leave (`oracle/src/doomed.rs`, `narrowed`).
+/// offers the one set the recording's deletions leave (`oracle/src/judge/search/doomed.rs`, `narrowed`).
 #[test]
 fn the_race_for_the_orphans_of_overlap_20_conforms_past_the_stale_read() {
     let prepared =

@@ -194,7 +194,7 @@ fn the_controller_writing_a_label_is_rejected() {
 /// Measured 2026-11-30 (v1.20.2): with the collector's deliveries taken first
 /// (`spec/src/model/commute.rs`) the witness search decided it in 267,095 nodes, following
 /// each of the 1,140 victim sets of 17 among 20 tied pods through its interleavings; with
-/// the victim sets the rest of the recording rules out left out (`oracle/src/doomed.rs`),
+/// the victim sets the rest of the recording rules out left out (`oracle/src/judge/search/doomed.rs`),
 /// in 107. The settled condition the quiet state breaks (a scale-down cut short) is named as
 /// a fact of the recording: comparing it with every settled state the model reaches from the
 /// scale (the outcome level) is beyond an explanation's budget here (each state that picks

@@ -1,6 +1,6 @@
 //! Which property a cluster's divergent write breaks.
 //!
-//! When a recorded write is one the model cannot make ([`crate::validate`]), the verdict says
+//! When a recorded write is one the model cannot make ([validate](super::search::validate)), the verdict says
 //! what the write did wrong in the terms of the model's safety properties
 //! (`rsmc_spec::model::properties`), so that a report reads "breaks: adoption only by a live,
 //! matching owner not being deleted" rather than only "diverges". The write is judged on the

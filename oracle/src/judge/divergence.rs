@@ -3,12 +3,12 @@
 //! ([`diverging_at_stop`]), the property the divergent write breaks, and the levels of a
 //! settle point a found run went through ([`witnessed_levels`]).
 
+use super::broken::broken_by;
+use super::search::validate::Divergence;
+use super::search::witness;
 use super::subject::{step_ids, Subject};
 use super::verdict::Level;
-use crate::judge::broken::broken_by;
 use crate::observed::{Event, Observed, Snapshot};
-use crate::validate::Divergence;
-use crate::witness;
 
 /// The levels of a settle point a run the witness search found went through, when the
 /// levels' exhaustive searches were not made: its `writes` recorded writes are a run, and it
@@ -92,7 +92,7 @@ pub(crate) fn diverging_at_stop(
 
 /// The trace level at a divergence, the scenario step it starts at, the property the
 /// divergent write breaks and, where it breaks none, the convergence condition the status it
-/// writes breaks ([`crate::judge::broken::condition_written`]).
+/// writes breaks ([`super::broken::condition_written`]).
 pub(crate) fn diverging_trace(
     subject: &Subject,
     before: &Snapshot,
@@ -103,9 +103,7 @@ pub(crate) fn diverging_trace(
     let breaks = broken_by(before, events, d.event, &subject.model.sem);
     let written_breaks = breaks
         .is_none()
-        .then(|| {
-            crate::judge::broken::condition_written(before, events, d.event, d.closest.as_ref())
-        })
+        .then(|| super::broken::condition_written(before, events, d.event, d.closest.as_ref()))
         .flatten();
     let step = d.stuck_at.or_else(|| {
         events[..d.event.min(events.len())]

@@ -2,7 +2,7 @@
 //! difference once, with the settle points where it was found, the way a compiler lists every
 //! error and not only the first.
 
-use crate::judge::verdict::{Finding, Verdict};
+use super::verdict::{Finding, Verdict};
 use std::collections::BTreeMap;
 
 /// Every finding of `v`, in the order first found: per settle point, everything its

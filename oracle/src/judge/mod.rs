@@ -5,7 +5,7 @@
 //!   the previous settle point. The model states carried from one settle point to the next
 //!   are full states (expectations and all), so hidden controller memory is carried too.
 //! - **Trace.** The recorded writes between two settle points must be a run of the model,
-//!   internal steps hidden ([`crate::validate`]).
+//!   internal steps hidden ([`search::validate`]).
 //!
 //! A run conforms when every settle point does at both levels (the trace level where events
 //! were recorded). The verdict names the first divergent step, says what the model allowed
@@ -13,7 +13,7 @@
 //! as kubectl tables.
 //!
 //! Where every segment was recorded (every `rsmc conform` run), the verdict is decided by
-//! the [witness search](crate::witness), whose cost follows the recording rather than the
+//! the [witness search](search::witness), whose cost follows the recording rather than the
 //! number of interleavings: a run of the model that produces every write and every settle
 //! point exists exactly when both levels conform everywhere. The levels' exhaustive
 //! searches then run only to explain a divergence, within the budget; when that is beyond
@@ -26,6 +26,7 @@ pub mod readings;
 pub mod refusals;
 pub mod release_difference;
 pub mod resume;
+pub mod search;
 pub mod shape;
 pub mod step_numbering;
 pub mod stopped;
@@ -36,8 +37,6 @@ use crate::binding::{match_objects, Binding, ModelObjects};
 use crate::explore::outcomes;
 use crate::observed::{Observed, Snapshot};
 use crate::side_by_side;
-use crate::validate::{ends_matching, validate, Readings, Segment, Validation};
-use crate::witness::{self, Found, Recording};
 use divergence::{diverging_at_stop, diverging_trace, misses_writes, witnessed_levels};
 use rsmc_spec::budget::{Budget, Exhausted, Limit};
 use rsmc_spec::bugs::{Status, CATALOGUE};
@@ -45,6 +44,8 @@ use rsmc_spec::config::InformerConfig;
 use rsmc_spec::liveness::converged;
 use rsmc_spec::model::{RsModel, State};
 use rsmc_spec::profile::Semantics;
+use search::validate::{ends_matching, validate, Readings, Segment, Validation};
+use search::witness::{self, Found, Recording};
 use shape::check_shape;
 use stateright::Model;
 use subject::{draining_unbounded, explaining, judged_release, step_ids, step_lines};
@@ -71,7 +72,7 @@ pub fn judge(
 /// How a recorded run is judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
-    /// By the witness search where every segment was recorded ([`crate::witness`]).
+    /// By the witness search where every segment was recorded ([`search::witness`]).
     Witness,
     /// By the levels' exhaustive searches alone: the same verdicts, at the cost of every
     /// interleaving (for showing that they are the same, and for the count of settled states
@@ -87,17 +88,17 @@ pub enum Method {
 /// a 50-pod recording) is made only when the second one cannot be had.
 ///
 /// A step the scenario expects to be refused that the cluster did not refuse so makes the
-/// run not conform, whatever the search found ([`crate::judge::refusals`]).
+/// run not conform, whatever the search found ([`refusals`]).
 ///
 /// A recording with writes it does not confirm is judged in each of its readings
-/// ([`crate::judge::readings`]), until one conforms.
+/// ([`readings`]), until one conforms.
 pub fn judge_with(
     subject: &Subject,
     observed: &Observed,
     budget: &Budget,
     method: Method,
 ) -> Result<Verdict, JudgeError> {
-    let readings = crate::judge::readings::readings(observed).map_err(JudgeError::Unconfirmed)?;
+    let readings = readings::readings(observed).map_err(JudgeError::Unconfirmed)?;
     if readings.is_empty() {
         return judge_reading(subject, observed, budget, method);
     }
@@ -132,16 +133,16 @@ fn judge_reading(
 ) -> Result<Verdict, JudgeError> {
     let settles = check_shape(subject, observed)?;
     let mut verdict = judge_writes(subject, observed, budget, method)?;
-    verdict.broken_on_cluster = crate::judge::broken::in_recording(observed, &subject.model.sem);
-    let mismatches = crate::judge::refusals::mismatches(subject, &settles, observed);
-    crate::judge::refusals::apply(&mut verdict, &mismatches, subject);
+    verdict.broken_on_cluster = broken::in_recording(observed, &subject.model.sem);
+    let mismatches = refusals::mismatches(subject, &settles, observed);
+    refusals::apply(&mut verdict, &mismatches, subject);
     mark_release_differences(
         &mut verdict,
         &subject.model.sem,
         &judged_release(subject, observed),
     );
     if !verdict.conforms {
-        verdict.findings = crate::judge::findings::findings(&verdict);
+        verdict.findings = findings::findings(&verdict);
     }
     verdict.contract = subject.contract.map(|follows| ContractNote {
         follows: follows.to_string(),
@@ -347,7 +348,7 @@ enum Further {
 /// informers further behind does: searched with one event more than the scenario's bound,
 /// then with the largest bound a scenario may give (`InformerConfig::MAX_LAG`), each with
 /// an explanation's budget. The verdict says how far behind the run's informers were at its
-/// writes, measured along it ([`crate::validate::Readings::behind`]).
+/// writes, measured along it ([`search::validate::Readings::behind`]).
 ///
 /// The scenario's bound keeps the exhaustive searches (replay, explaining a divergence)
 /// small; it is not a rule of the cluster: a real informer falls behind a burst of another
@@ -356,7 +357,7 @@ enum Further {
 /// behind in a scenario bounded at two whose other runs it fits; in `overlap-20` the
 /// controller's pod cache was 8 events behind the garbage collector's orphan patches. The
 /// search finds such a run at once when deliveries that would spoil the stale read are held
-/// back ([`crate::held`]); searching every recording with the largest bound from the start
+/// back ([`search::held`]); searching every recording with the largest bound from the start
 /// would cost too much when it does not: the 50-pod drain's witness search grows past 8 GB
 /// with it, as every write may then be made with informers behind.
 ///
@@ -542,14 +543,7 @@ fn unexplained(
         });
     }
     if subject.after_divergence == AfterDivergence::JudgeOn {
-        crate::judge::resume::witnessed_after(
-            subject,
-            observed,
-            settles,
-            segment,
-            &mut points,
-            budget,
-        );
+        resume::witnessed_after(subject, observed, settles, segment, &mut points, budget);
     }
     Verdict {
         scenario: subject.name.to_string(),
@@ -614,7 +608,7 @@ fn exhaustive(
         let mut resumed = None;
         let mut unresumable = None;
         if subject.after_divergence == AfterDivergence::JudgeOn && lost.any() {
-            match crate::judge::resume::starts(subject.model, before, (k, settles[k - 1])) {
+            match resume::starts(subject.model, before, (k, settles[k - 1])) {
                 Ok(starts) => {
                     if lost.outcome {
                         by_outcome = starts.clone();

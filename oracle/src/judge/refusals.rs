@@ -3,13 +3,13 @@
 //! A step written with `refused: REASON` is judged twice. On the model's side the script
 //! goes past it only when the model's API server refuses it with that reason
 //! (`rsmc_spec::model::ScriptStep::Refused`): otherwise no run matches the recording, and the
-//! divergence says what the model's API server answered instead ([`crate::validate`]). On the
+//! divergence says what the model's API server answered instead ([validate](super::search::validate)). On the
 //! cluster's side, here: the recording must carry the refusal (`refused` of the step's
 //! segment, [`crate::observed`]) with the same reason. A refused request writes nothing, so
 //! the events alone cannot tell a refusal with another reason from the expected one.
 
-use crate::judge::subject::Subject;
-use crate::judge::verdict::{Level, SettlePoint, Verdict};
+use super::subject::Subject;
+use super::verdict::{Level, SettlePoint, Verdict};
 use crate::observed::Observed;
 use rsmc_spec::api::Reason;
 use rsmc_spec::model::ScriptStep;

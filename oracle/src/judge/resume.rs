@@ -10,12 +10,12 @@
 //! point), so a divergence found after a resume is one no correct controller makes from the
 //! cluster's objects there, and a point that conforms after a resume says no more than that.
 
+use super::divergence::{diverging_at_stop, witnessed_levels};
+use super::search::witness::{self, Found, Recording, Unfinished};
+use super::subject::{draining_unbounded, explaining, Subject};
+use super::verdict::{Level, RecordedBreak, Resumed, SettlePoint};
 use crate::binding::Binding;
-use crate::judge::divergence::{diverging_at_stop, witnessed_levels};
-use crate::judge::subject::{draining_unbounded, explaining, Subject};
-use crate::judge::verdict::{Level, RecordedBreak, Resumed, SettlePoint};
 use crate::observed::{Observed, Snapshot};
-use crate::witness::{self, Found, Recording, Unfinished};
 use rsmc_spec::budget::Budget;
 use rsmc_spec::model::{RsModel, State};
 

@@ -24,7 +24,7 @@ pub(crate) fn check_shape(
             expected: settles.len(),
         });
     }
-    crate::judge::step_numbering::check(subject, &settles, observed)?;
+    super::step_numbering::check(subject, &settles, observed)?;
     Ok(settles)
 }
 

@@ -16,7 +16,7 @@
 //! numbering from 1 shifts every user write onto the next step), or as a user's write the
 //! scenario never made.
 
-use crate::judge::subject::Subject;
+use super::subject::Subject;
 use crate::observed::Observed;
 use std::collections::BTreeMap;
 

@@ -7,20 +7,20 @@
 //! settled state, has nothing to end on. What can still be asked is whether the cluster did
 //! anything the model forbids *before* it stopped: is there a run of the model, the
 //! scenario followed up to the stopped step, that makes every recorded write in order and
-//! matches every settle point it did reach? The [witness search](crate::witness) answers it
+//! matches every settle point it did reach? The [witness search](super::search::witness) answers it
 //! with the last segment left open ([`Recording::open_end`]).
 //!
 //! That is all a stopped run says. Whether the model could also stop where the cluster did
 //! is a question about the model alone (`rsmc_oracle::run_scenario::passes`, for awaits).
 
-use crate::judge::divergence::diverging_at_stop;
-use crate::judge::release_difference::ReleaseDifference;
-use crate::judge::resume;
-use crate::judge::shape::check_scenario;
-use crate::judge::subject::{draining_unbounded, judged_release, AfterDivergence, Subject};
-use crate::judge::verdict::{JudgeError, Level};
+use super::divergence::diverging_at_stop;
+use super::release_difference::ReleaseDifference;
+use super::resume;
+use super::search::witness::{self, Found, Recording};
+use super::shape::check_scenario;
+use super::subject::{draining_unbounded, judged_release, AfterDivergence, Subject};
+use super::verdict::{JudgeError, Level};
 use crate::observed::Observed;
-use crate::witness::{self, Found, Recording};
 use rsmc_spec::budget::Budget;
 use serde::Serialize;
 
@@ -53,11 +53,11 @@ pub enum UpToStop {
         #[serde(skip_serializing_if = "Option::is_none")]
         breaks: Option<&'static str>,
         /// Where the divergent write breaks nothing and differs from the judged release
-        /// only in fields a feature gate brings ([`crate::judge::release_difference`]).
+        /// only in fields a feature gate brings ([`super::release_difference`]).
         #[serde(skip_serializing_if = "Option::is_none")]
         difference: Option<Box<ReleaseDifference>>,
         /// What the recording shows after this divergence, before the stop, each judged from
-        /// the cluster's objects at the settle point before it ([`crate::judge::resume`]), unless
+        /// the cluster's objects at the settle point before it ([`super::resume`]), unless
         /// the run is judged to its first divergence only.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         later: Vec<Resumed>,
@@ -145,7 +145,7 @@ pub fn judge_up_to(
 ) -> Result<UpToStop, JudgeError> {
     check_scenario(subject, observed)?;
     if stopped >= subject.steps.len() {
-        return Err(JudgeError::Step(crate::judge::step_numbering::StepError {
+        return Err(JudgeError::Step(super::step_numbering::StepError {
             field: "stoppedAt".into(),
             message: format!(
                 "step {stopped} (numbered from 0) is not a step of the scenario, which has {}",
@@ -172,7 +172,7 @@ pub fn judge_up_to(
             expected: settles.len(),
         });
     }
-    crate::judge::step_numbering::check(subject, &settles, observed)?;
+    super::step_numbering::check(subject, &settles, observed)?;
     let writes = observed
         .segments
         .iter()
@@ -239,7 +239,7 @@ fn diverging_at(
 
 /// The recording after a divergence in `diverged` (from 0), up to the stop: each search
 /// starts from the cluster's objects at the settle point that ends the segment of the last
-/// divergence, as the verdict of a complete run does ([`crate::judge::resume`]), and a further
+/// divergence, as the verdict of a complete run does ([`super::resume`]), and a further
 /// divergence starts the next. Nothing is said where the rest conforms.
 fn judged_after(
     subject: &Subject,

@@ -13,7 +13,7 @@ pub struct Subject<'a> {
     pub origin: &'a [usize],
     /// Each scenario step as a command line.
     pub steps: &'a [String],
-    /// Whether the settle points after a divergence are judged ([`crate::judge::resume`]).
+    /// Whether the settle points after a divergence are judged ([`super::resume`]).
     pub after_divergence: AfterDivergence,
     /// The contract the model's behaviour was taken from, where the user stated one
     /// (`rsmc_spec::contract`): reports name it instead of the recorded release.
@@ -24,7 +24,7 @@ pub struct Subject<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AfterDivergence {
     /// Each is judged from the cluster's objects at the settle point before it
-    /// ([`crate::judge::resume`]), so that a report lists every divergence.
+    /// ([`super::resume`]), so that a report lists every divergence.
     JudgeOn,
     /// None is judged: the verdict stops at the first divergence.
     Stop,

@@ -3,10 +3,10 @@
 //! a run could not be judged ([`JudgeError`]). The types alone, shared by every part of the
 //! judge that makes or reads a verdict; how each is decided is in the files beside this one.
 
+use super::release_difference::ReleaseDifference;
+use super::search::witness;
 use crate::fields::FieldDiff;
-use crate::judge::release_difference::ReleaseDifference;
 use crate::observed::Snapshot;
-use crate::witness;
 use rsmc_spec::budget::Exhausted;
 use rsmc_spec::liveness::converged;
 use rsmc_spec::profile::Semantics;
@@ -73,7 +73,7 @@ pub struct SettlePoint {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub divergent_step: Option<usize>,
     /// The safety property the first divergent write breaks, when one does
-    /// ([`crate::judge::broken`]).
+    /// ([`super::broken`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breaks: Option<&'static str>,
     /// When the first divergent write is a controller's ReplicaSet status that breaks no
@@ -100,11 +100,11 @@ pub struct SettlePoint {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_breaks: Option<RecordedBreak>,
     /// When the divergence breaks no rule: the cluster differs from the release judged by
-    /// only in fields a feature gate brings ([`crate::judge::release_difference`]).
+    /// only in fields a feature gate brings ([`super::release_difference`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub difference: Option<ReleaseDifference>,
     /// When an earlier settle point diverged: this one was judged from the cluster's
-    /// objects at the one before it ([`crate::judge::resume`]).
+    /// objects at the one before it ([`super::resume`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resumed: Option<Resumed>,
 }
@@ -176,10 +176,10 @@ pub struct Verdict {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub broken_as_modelled: Vec<String>,
     /// The recorded writes that break a safety property, judged on the recording alone
-    /// ([`crate::judge::broken::in_recording`]): where a run forces a race the model allows, this
+    /// ([`super::broken::in_recording`]): where a run forces a race the model allows, this
     /// says whether the cluster really took it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub broken_on_cluster: Vec<crate::judge::broken::BrokenWrite>,
+    pub broken_on_cluster: Vec<super::broken::BrokenWrite>,
     /// How the verdict was reached, when that needs saying.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -202,11 +202,11 @@ pub struct Verdict {
     #[serde(skip_serializing_if = "is_zero")]
     pub or_system_by_step: usize,
     /// How the verdict read each write the recording does not confirm (`unconfirmed` in
-    /// the observed trace: its sender got no answer), one line each ([`crate::judge::readings`]).
+    /// the observed trace: its sender got no answer), one line each ([`super::readings`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unconfirmed: Vec<String>,
     /// Everything a nonconforming verdict found, grouped with its settle points
-    /// ([`crate::judge::findings`]); empty where the run conforms. Derived from the settle points
+    /// ([`super::findings`]); empty where the run conforms. Derived from the settle points
     /// and `broken_on_cluster` once the verdict is final (in `judge_reading`), and kept so
     /// that the JSON verdict carries it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -318,17 +318,17 @@ pub enum JudgeError {
     Scenario { observed: String, expected: String },
     /// An event's `step` no step of the scenario can be (bad input).
     #[error(transparent)]
-    Step(#[from] crate::judge::step_numbering::StepError),
+    Step(#[from] super::step_numbering::StepError),
     #[error(transparent)]
     TooLarge(#[from] Exhausted),
     /// The witness search stopped at its budget: how far it got.
     #[error(transparent)]
     Unwitnessed(#[from] witness::Unfinished),
-    /// The recording's unconfirmed writes cannot be read ([`crate::judge::readings`]).
+    /// The recording's unconfirmed writes cannot be read ([`super::readings`]).
     #[error("{0}")]
     Unconfirmed(String),
     /// The run stopped short (`stoppedAt`), so its last segment never settled: it is judged
-    /// up to the stop ([`crate::judge::stopped::judge_up_to`]), not here.
+    /// up to the stop ([`super::stopped::judge_up_to`]), not here.
     #[error("the run stopped short at step {} (stoppedAt {step}): its last segment never settled, so it is judged up to the stop", step + 1)]
     Stopped { step: usize },
 }

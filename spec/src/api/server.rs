@@ -467,7 +467,7 @@ impl ApiServer {
     /// `status.terminatingReplicas`. So `split` (the model's choice,
     /// `RsModel::splits_grace_zero_deletes`) makes the first write only, and the removal is a
     /// step of its own; otherwise both are made here, and trace validation lets the DELETED half arrive later
-    /// (`rsmc_oracle::validate`, deferred removals).
+    /// (`rsmc_oracle::judge::search::validate`, deferred removals).
     fn end_grace(&mut self, old: Pod, split: bool) -> Response {
         let name = old.meta.name.clone();
         if !old.grace_over {

@@ -1,7 +1,7 @@
 //! Moves that commute with everything another actor can do first, so that a search for one
 //! run may take them at once instead of trying every place they could go.
 //!
-//! The oracle's witness search (`oracle/src/witness.rs`) proves a recording wrong by trying
+//! The oracle's witness search (`oracle/src/judge/search/witness.rs`) proves a recording wrong by trying
 //! every interleaving that follows it. Most of those interleavings differ only in when an
 //! informer caught up, and for the garbage collector's informer that makes no difference at
 //! all while the collector has nothing to do: its view is read by nothing but its own work

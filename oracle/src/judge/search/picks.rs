@@ -20,7 +20,7 @@
 //! write until then, is as it is now, so the request writes it as it would now — a write
 //! the recording does not show there. Where no such write of the ReplicaSet is to come, the
 //! pick is ruled out when the pod has no write at all in the rest of the segment and the
-//! sync sends every request before the settle point (the conditions of [`crate::doomed`]).
+//! sync sends every request before the settle point (the conditions of [`super::doomed`]).
 //!
 //! The argument needs this sync to be the only one of its ReplicaSet until its request
 //! lands and the request to land when the sync sends it, so the rule stands down where
@@ -29,9 +29,9 @@
 //! perhaps never committed, or as its step's or the system's, is no proof of who wrote it
 //! and is not used as the ReplicaSet's.
 
+use super::validate::{model_writes, Node, Segment};
 use crate::binding::Binding;
 use crate::observed::{Event, EventType, Object};
-use crate::validate::{model_writes, Node, Segment};
 use rsmc_spec::controller::sync::Phase;
 use rsmc_spec::controller::SyncTask;
 use rsmc_spec::model::{Action, State};
@@ -49,7 +49,7 @@ pub(crate) fn ruled_out(
     let (controller, worker, task) = picked(&parent.state, &child.state)?;
     let s = &child.state;
     if s.controllers.iter().filter(|c| c.running).count() != 1
-        || !crate::doomed::no_interruptions(segment, s)
+        || !super::doomed::no_interruptions(segment, s)
     {
         return None;
     }
@@ -63,7 +63,7 @@ pub(crate) fn ruled_out(
     let why = match (by_the_key, first_write) {
         (Some(f), None) => format!("before {}", what(rest[f])),
         (Some(f), Some(w)) if w > f => format!("before {}", what(rest[f])),
-        (None, None) if !open_end && crate::doomed::runs_to_its_end(segment, s) => {
+        (None, None) if !open_end && super::doomed::runs_to_its_end(segment, s) => {
             "before the settle point".to_string()
         }
         _ => return None,

@@ -14,10 +14,10 @@
 //!   for another, as the segment-by-segment levels do by carrying every matching state);
 //! - internal steps are taken lazily and in the order a real cluster most likely took them
 //!   ([`Likely`]): informers catch up first (unless that spoils a stale read the recording
-//!   shows, [`crate::held`]), then an idle worker takes a queued key, then
+//!   shows, [`super::held`]), then an idle worker takes a queued key, then
 //!   the model makes the write the recording shows next, then everything else;
 //! - a write must be exactly the next recorded one (by the same kind of actor, up to
-//!   renaming, [`crate::validate::expand`]), and a segment ends only in a state whose objects
+//!   renaming, [`super::validate::expand`]), and a segment ends only in a state whose objects
 //!   match the recorded settle point.
 //!
 //! The search is complete: it remembers every node it has expanded, so when no run exists it
@@ -27,12 +27,12 @@
 //! verdict reached here is the verdict those levels reach; they run only to explain a
 //! divergence.
 
-use crate::binding::{match_objects, Binding, ModelObjects};
-use crate::observed::{Event, Observed};
-use crate::validate::{
+use super::validate::{
     describe_event, expand, visible, Divergence, Expansion, Frontier, Likely, Node, Readings,
     Refusal, Segment,
 };
+use crate::binding::{match_objects, Binding, ModelObjects};
+use crate::observed::{Event, Observed};
 use rsmc_spec::budget::{Budget, Exhausted, Limit};
 use rsmc_spec::model::{Action, RsModel, State};
 use stateright::Model;
@@ -174,9 +174,9 @@ impl<'a> Recording<'a> {
 
 /// The steps from `node` that keep the model in step with the recording, less the victim
 /// sets and the picks of a sync's next request the rest of the segment rules out
-/// ([`crate::doomed`], [`crate::picks`]). `open_end`: the segment may end before its syncs
+/// ([`super::doomed`], [`super::picks`]). `open_end`: the segment may end before its syncs
 /// do. A sync choosing among more victim sets than the model lists is offered the sets the
-/// rest of the segment leaves ([`crate::doomed::narrowed`]); where those are still too many,
+/// rest of the segment leaves ([`super::doomed::narrowed`]); where those are still too many,
 /// or the rule stands down, the search cannot go on without missing runs: the `Err`.
 fn steps(
     segment: &Segment,
@@ -188,8 +188,8 @@ fn steps(
     let rest = node.still_to_produce(visible);
     let mut ruled_out = Vec::new();
     expansion.next.retain(|(_, child)| {
-        let why = crate::doomed::ruled_out(segment, open_end, &rest, node, child)
-            .or_else(|| crate::picks::ruled_out(segment, open_end, &rest, node, child));
+        let why = super::doomed::ruled_out(segment, open_end, &rest, node, child)
+            .or_else(|| super::picks::ruled_out(segment, open_end, &rest, node, child));
         match why {
             Some(why) => ruled_out.push(Refusal::because(node.matched, why)),
             None => return true,
@@ -199,7 +199,7 @@ fn steps(
     // What the model could do here that the recording rules out, for the divergence.
     expansion.refused.extend(ruled_out);
     if let Some((controller, worker, sets)) = segment.model.unlisted_victim_sets(&node.state) {
-        let left = crate::doomed::narrowed(segment, open_end, &rest, node, &sets)
+        let left = super::doomed::narrowed(segment, open_end, &rest, node, &sets)
             .filter(|left| left.listable())
             .ok_or(Limit::VictimSets { sets: sets.count() })?;
         for pods in left.all() {

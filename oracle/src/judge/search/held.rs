@@ -1,6 +1,6 @@
 //! Watch deliveries the witness search holds back, so that a sync can read a stale cache.
 //!
-//! The search delivers watch events first ([`crate::validate::Likely::CatchUp`]): a real
+//! The search delivers watch events first ([`super::validate::Likely::CatchUp`]): a real
 //! informer is most often caught up, and taking deliveries lazily leaves the search every
 //! place for each of them. But a real informer also falls behind a burst of another
 //! component's writes, by as many events as the burst has, and a sync that starts then reads

@@ -19,8 +19,8 @@
 //! and deletes with preconditions (the proposed fix of #138818: a delete of a pod written
 //! since fails and writes nothing).
 
+use super::validate::{Node, Segment};
 use crate::observed::{Event, EventType, Object};
-use crate::validate::{Node, Segment};
 use rsmc_spec::controller::ranking::VictimSets;
 use rsmc_spec::controller::sync::Phase;
 use rsmc_spec::model::{Action, State};

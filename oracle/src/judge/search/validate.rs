@@ -359,7 +359,7 @@ impl Node {
 
 /// How likely a step is on a real cluster, for the witness search's order: informers
 /// catching up first (but for a delivery that would spoil the stale read a status write
-/// still to come shows, [`crate::held`]), then a worker taking a queued key, then the write
+/// still to come shows, [`super::held`]), then a worker taking a queued key, then the write
 /// the recording shows next, then everything else.
 ///
 /// A worker starts promptly on a real controller: the key is queued by the event that
@@ -560,7 +560,7 @@ pub(crate) fn expand(segment: &Segment, visible: &[(usize, &Event)], node: &Node
         if writes.is_empty() {
             let likely = match &action {
                 Action::Deliver { .. }
-                    if crate::held::holds_back(visible, &node.state, node.matched, &action) =>
+                    if super::held::holds_back(visible, &node.state, node.matched, &action) =>
                 {
                     Likely::Other
                 }
@@ -845,7 +845,7 @@ fn closest_write(allowed: &[Refusal], seen: &Event) -> Option<(Vec<FieldDiff>, O
 
 /// Validate one segment's writes from the start candidates: every run that matches them, by
 /// a breadth-first search over every interleaving of internal steps. This is the oracle's
-/// exhaustive level, used to explain a divergence; [`crate::witness`] decides verdicts.
+/// exhaustive level, used to explain a divergence; [`super::witness`] decides verdicts.
 pub fn validate(segment: &Segment, starts: &[(State, Binding)]) -> Result<Validation, Exhausted> {
     let mut meter = segment.budget.meter();
     let visible = visible(segment);
