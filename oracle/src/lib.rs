@@ -7,12 +7,11 @@
 //!   violation.
 //! - [`trace_text`]: a trace as text, the tables after every step.
 
-pub mod binding;
+pub mod compare;
 pub mod cover;
 pub mod delete_claims;
 pub mod error;
 pub mod explore;
-pub mod fields;
 pub mod import;
 pub mod judge;
 pub mod manifest;

@@ -4,7 +4,7 @@
 //! stay aligned) and pod rows are sorted by their content, so that two clusters that differ
 //! only by the random suffixes show no difference.
 
-use crate::fields::FieldDiff;
+use crate::compare::fields::FieldDiff;
 use crate::render;
 use rsmc_spec::api::{ApiServer, View};
 use rsmc_spec::object::{Pod, ReplicaSet};

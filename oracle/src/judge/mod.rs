@@ -33,7 +33,7 @@ pub mod stopped;
 pub mod subject;
 pub mod verdict;
 
-use crate::binding::{match_objects, Binding, ModelObjects};
+use crate::compare::binding::{match_objects, Binding, ModelObjects};
 use crate::explore::outcomes;
 use crate::observed::{Observed, Snapshot};
 use crate::side_by_side;
@@ -885,7 +885,7 @@ fn judge_outcome(
                 replicasets: &s.api.replicasets,
                 pods: &s.api.pods,
             };
-            let fields = crate::fields::state_differences(b, objects, settled);
+            let fields = crate::compare::fields::state_differences(b, objects, settled);
             let view = side_by_side::normalised_tables(&s.api.replicasets, &s.api.pods);
             (
                 fields.len(),

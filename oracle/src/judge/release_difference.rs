@@ -12,7 +12,7 @@
 //! `terminatingReplicas` that miscounts) is no release difference: it stays a plain
 //! divergence.
 
-use crate::fields::FieldDiff;
+use crate::compare::fields::FieldDiff;
 use rsmc_spec::gates::Gate;
 use rsmc_spec::profile::Semantics;
 use serde::Serialize;

@@ -14,7 +14,7 @@ use super::divergence::{diverging_at_stop, witnessed_levels};
 use super::search::witness::{self, Found, Recording, Unfinished};
 use super::subject::{draining_unbounded, explaining, Subject};
 use super::verdict::{Level, RecordedBreak, Resumed, SettlePoint};
-use crate::binding::Binding;
+use crate::compare::binding::Binding;
 use crate::observed::{Observed, Snapshot};
 use rsmc_spec::budget::Budget;
 use rsmc_spec::model::{RsModel, State};

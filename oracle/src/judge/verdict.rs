@@ -5,7 +5,7 @@
 
 use super::release_difference::ReleaseDifference;
 use super::search::witness;
-use crate::fields::FieldDiff;
+use crate::compare::fields::FieldDiff;
 use crate::observed::Snapshot;
 use rsmc_spec::budget::Exhausted;
 use rsmc_spec::liveness::converged;
@@ -29,7 +29,8 @@ pub enum Level {
         #[serde(skip_serializing_if = "Option::is_none")]
         side_by_side: Option<String>,
         /// The fields in which what the cluster did differs from the closest allowed
-        /// alternative ([`crate::fields`]); empty where no alternative is to the same object.
+        /// alternative ([`crate::compare::fields`]); empty where no alternative is to the
+        /// same object.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         fields: Vec<FieldDiff>,
     },

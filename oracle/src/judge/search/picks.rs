@@ -30,7 +30,7 @@
 //! and is not used as the ReplicaSet's.
 
 use super::validate::{model_writes, Node, Segment};
-use crate::binding::Binding;
+use crate::compare::binding::Binding;
 use crate::observed::{Event, EventType, Object};
 use rsmc_spec::controller::sync::Phase;
 use rsmc_spec::controller::SyncTask;

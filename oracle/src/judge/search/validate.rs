@@ -15,9 +15,9 @@
 //! they must appear back to back in the recording; a cluster that interleaves another write
 //! inside them is reported as diverging, with that reason visible in the allowed writes.
 
-use crate::binding::{invisible, model_event_object, same_write, Binding};
+use crate::compare::binding::{invisible, model_event_object, same_write, Binding};
+use crate::compare::fields::{differing, FieldDiff};
 use crate::explore::{fingerprint, successors};
-use crate::fields::{differing, FieldDiff};
 use crate::observed::{Event, EventType, Object, Snapshot};
 use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::model::{Action, RsModel, State, UpToRevisions, Watcher};
@@ -887,11 +887,11 @@ fn event_word(ty: EventType) -> &'static str {
 pub fn ends_matching(ends: Vec<(State, Binding)>, settled: &Snapshot) -> Vec<(State, Binding)> {
     ends.into_iter()
         .filter_map(|(s, b)| {
-            let objects = crate::binding::ModelObjects {
+            let objects = crate::compare::binding::ModelObjects {
                 replicasets: &s.api.replicasets,
                 pods: &s.api.pods,
             };
-            crate::binding::match_objects(&b, objects, settled).map(|b| (s, b))
+            crate::compare::binding::match_objects(&b, objects, settled).map(|b| (s, b))
         })
         .collect()
 }

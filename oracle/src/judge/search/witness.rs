@@ -31,7 +31,7 @@ use super::validate::{
     describe_event, expand, visible, Divergence, Expansion, Frontier, Likely, Node, Readings,
     Refusal, Segment,
 };
-use crate::binding::{match_objects, Binding, ModelObjects};
+use crate::compare::binding::{match_objects, Binding, ModelObjects};
 use crate::observed::{Event, Observed};
 use rsmc_spec::budget::{Budget, Exhausted, Limit};
 use rsmc_spec::model::{Action, RsModel, State};

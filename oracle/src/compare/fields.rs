@@ -1,6 +1,6 @@
 //! What differs between a model object and a cluster's, field by field.
 //!
-//! The oracle compares objects through their [`RsView`] and [`PodView`] (see [`crate::binding`]):
+//! The oracle compares objects through their [`RsView`] and [`PodView`] (see [`super::binding`]):
 //! equal or not. When a recorded write or a settled state matches nothing the model allows, a
 //! controller author needs the fields that differ from the closest allowed object, named as
 //! the API names them (`status.terminatingReplicas`), with both values. This module derives
@@ -8,7 +8,7 @@
 //! destructured without `..`, and a field added to a view does not compile until it is named
 //! here too.
 
-use crate::binding::{pod_view, rs_view, Binding, ModelObjects, PodView, RsView};
+use super::binding::{pod_view, rs_view, Binding, ModelObjects, PodView, RsView};
 use crate::manifest::Object;
 use crate::observed::Snapshot;
 use rsmc_spec::object::{Finalizer, Labels, Pod, POD_DELETION_COST};
@@ -420,7 +420,7 @@ fn kind(o: &Object) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::binding::{same_pod, same_replicaset};
+    use crate::compare::binding::{same_pod, same_replicaset};
     use rsmc_spec::object::Meta;
     use rsmc_spec::object::{
         labels as mk, LabelSelector, OwnerReference, Pod, PodPhase, ReplicaFailure, ReplicaSet,
