@@ -607,7 +607,7 @@ fn write_trace(
         &json,
         serde_json::to_string_pretty(trace).expect("trace serialises"),
     )?;
-    std::fs::write(&text, rsmc_oracle::trace_text::render(trace))?;
+    std::fs::write(&text, rsmc_oracle::views::trace_text::render(trace))?;
     std::fs::write(&yaml, scenario)?;
     Ok((json, text, yaml))
 }
@@ -621,7 +621,7 @@ fn record(
     states: &[State],
     actions: &[Action],
 ) {
-    verdict.summary = Some(rsmc_oracle::trace_text::summary(trace));
+    verdict.summary = Some(rsmc_oracle::views::trace_text::summary(trace));
     let known = rsmc_spec::bugs::known_open(&verdict.name, actions, model.sem.bug);
     verdict.known = known.map(|e| e.known_label());
     let name = format!("{}-{}", trace.profile, slug(&verdict.name));

@@ -4,18 +4,18 @@
 //! in what is random or time-dependent read the same.
 //!
 //! Normalisation: the namespace's name becomes `<namespace>`; generated pod names keep their
-//! prefix and width (`frontend-#####`, as `rsmc_oracle::render::generated_name_filters`
+//! prefix and width (`frontend-#####`, as `rsmc_oracle::views::render::generated_name_filters`
 //! does); the `AGE` column (and `-o wide`'s `CONTAINERS` and `IMAGES`) is dropped and the
 //! table laid out again as kubectl lays it out;
 //! pod rows are sorted, since their order was the order of random suffixes. `describe`
 //! output has its ages, timestamps and UIDs masked.
 //!
 //! Dropping those also makes the tables directly comparable with the model's rendering of the
-//! same objects (`rsmc_oracle::render`), which has no clock to print ages from and no
+//! same objects (`rsmc_oracle::views::render`), which has no clock to print ages from and no
 //! containers.
 
 use regex::Regex;
-use rsmc_oracle::render;
+use rsmc_oracle::views::render;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 use tokio::process::Command;

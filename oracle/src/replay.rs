@@ -9,8 +9,8 @@
 
 use crate::explore::outcomes;
 use crate::judge::subject::Subject;
-use crate::render;
-use crate::side_by_side;
+use crate::views::render;
+use crate::views::side_by_side;
 use rsmc_spec::api::ApiServer;
 use rsmc_spec::budget::{Budget, Exhausted};
 use rsmc_spec::model::State;

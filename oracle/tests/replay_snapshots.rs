@@ -4,8 +4,8 @@
 //! filtered (`frontend-#####`); which pods exist, their owners, readiness and labels are not.
 
 use rsmc_oracle::prepared::Prepared;
-use rsmc_oracle::render::generated_name_filters;
 use rsmc_oracle::replay;
+use rsmc_oracle::views::render::generated_name_filters;
 use rsmc_spec::profile::Profile;
 use std::path::Path;
 

@@ -36,7 +36,7 @@ pub mod verdict;
 use crate::compare::binding::{match_objects, Binding, ModelObjects};
 use crate::explore::outcomes;
 use crate::observed::{Observed, Snapshot};
-use crate::side_by_side;
+use crate::views::side_by_side;
 use divergence::{diverging_at_stop, diverging_trace, misses_writes, witnessed_levels};
 use rsmc_spec::budget::{Budget, Exhausted, Limit};
 use rsmc_spec::bugs::{Status, CATALOGUE};

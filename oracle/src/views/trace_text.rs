@@ -15,7 +15,7 @@ pub fn render(trace: &Trace) -> String {
             .unwrap_or_default()
     );
     out.push_str("== initial state\n");
-    out.push_str(&crate::render::tables(&trace.initial));
+    out.push_str(&crate::views::render::tables(&trace.initial));
     for step in &trace.steps {
         if trace.cycle_start == Some(step.index) {
             out.push_str(&format!(
@@ -28,7 +28,7 @@ pub fn render(trace: &Trace) -> String {
             "\n== step {} ({:?}): {}\n",
             step.index, step.actor, step.description
         ));
-        out.push_str(&crate::render::tables(&step.objects));
+        out.push_str(&crate::views::render::tables(&step.objects));
     }
     out
 }
@@ -64,14 +64,14 @@ pub fn summary(trace: &Trace) -> String {
         } else {
             &trace.steps[start - 2].objects
         };
-        for line in crate::render::tables(at).lines() {
+        for line in crate::views::render::tables(at).lines() {
             out.push_str(&format!("  {line}\n"));
         }
     } else if let Some(last) = trace.steps.last() {
         out.push_str("violating step:\n");
         out.push_str(&format!("  step {:>3}  {}\n", last.index, last.description));
         out.push_str("cluster after it:\n");
-        for line in crate::render::tables(&last.objects).lines() {
+        for line in crate::views::render::tables(&last.objects).lines() {
             out.push_str(&format!("  {line}\n"));
         }
     }

@@ -5,7 +5,7 @@
 //! only by the random suffixes show no difference.
 
 use crate::compare::fields::FieldDiff;
-use crate::render;
+use crate::views::render;
 use rsmc_spec::api::{ApiServer, View};
 use rsmc_spec::object::{Pod, ReplicaSet};
 use similar::{ChangeTag, TextDiff};
