@@ -630,7 +630,7 @@ fn record(
         verdict.name,
         args.config_name()
     );
-    let mut scenario = rsmc_oracle::run_scenario::forced_counterexample(
+    let mut scenario = rsmc_oracle::scenario::forced_counterexample(
         model,
         states,
         actions,

@@ -4,7 +4,7 @@
 use crate::exit;
 use crate::trace_file;
 use crate::ScenarioArgs;
-use rsmc_oracle::run_scenario;
+use rsmc_oracle::scenario;
 use stateright::Model;
 
 pub fn run(args: &ScenarioArgs) -> i32 {
@@ -50,8 +50,8 @@ pub fn run(args: &ScenarioArgs) -> i32 {
             .unwrap_or_default()
     );
     let mut scenario = match (&trace.property, args.open) {
-        (_, true) => run_scenario::from_run(&model, &states, &actions, &name, &description),
-        (Some(property), false) => run_scenario::forced_counterexample(
+        (_, true) => scenario::from_run(&model, &states, &actions, &name, &description),
+        (Some(property), false) => scenario::forced_counterexample(
             &model,
             &states,
             &actions,
@@ -59,7 +59,7 @@ pub fn run(args: &ScenarioArgs) -> i32 {
             &description,
             property,
         ),
-        (None, false) => run_scenario::forced(&model, &states, &actions, &name, &description),
+        (None, false) => scenario::forced(&model, &states, &actions, &name, &description),
     };
     scenario.profile = Some(profile);
     if !args.open {

@@ -5,7 +5,7 @@
 use crate::exit;
 use crate::TracesArgs;
 use rsmc_oracle::cover;
-use rsmc_oracle::run_scenario;
+use rsmc_oracle::scenario;
 use rsmc_oracle::trace::Trace;
 use rsmc_spec::model::RsModel;
 use std::io::IsTerminal;
@@ -61,7 +61,7 @@ pub fn run(args: &TracesArgs) -> i32 {
             run.targets.join("; ")
         );
         let mut scenario =
-            run_scenario::from_run(&run.model, &run.states, &run.actions, &name, &description);
+            scenario::from_run(&run.model, &run.states, &run.actions, &name, &description);
         scenario.profile = Some(model.profile);
         let yaml = args.out.join(format!("{name}.yaml"));
         let json = args.out.join(format!("{name}.trace.json"));

@@ -19,7 +19,7 @@ use rsmc_oracle::judge::stopped::{judge_up_to, UpToStop};
 use rsmc_oracle::judge::{self, Verdict};
 use rsmc_oracle::observed::{self, RawObserved, RawSegment, RawSnapshot, SCHEMA};
 use rsmc_oracle::prepared::Prepared;
-use rsmc_oracle::run_scenario::Reached;
+use rsmc_oracle::scenario::Reached;
 use rsmc_oracle::scenario::{resource_name, StepKind};
 use rsmc_oracle::views::render;
 use rsmc_spec::api::ApiServer;
@@ -132,7 +132,7 @@ pub struct ScenarioRun {
 }
 
 /// Whether the model gets past the `await` a run stopped at
-/// ([`rsmc_oracle::run_scenario::passes`]).
+/// ([`rsmc_oracle::scenario::passes`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "model")]
 pub enum AwaitInModel {
@@ -329,7 +329,7 @@ pub fn judge(out: &mut ScenarioRun, prepared: &Prepared) {
                 .get(step)
                 .is_some_and(|s| matches!(s.kind, StepKind::Await(_)))
             {
-                let reached = rsmc_oracle::run_scenario::passes(
+                let reached = rsmc_oracle::scenario::passes(
                     &prepared.model,
                     &prepared.compiled.origin,
                     step,

@@ -18,7 +18,6 @@ pub mod manifest;
 pub mod observed;
 pub mod prepared;
 pub mod replay;
-pub mod run_scenario;
 pub mod scenario;
 pub mod trace;
 pub mod views;

@@ -2,8 +2,7 @@
 //! parses back and compiles), it still reaches the entry's violation in the model, and it says
 //! which of the run's orders the runner cannot force.
 
-use rsmc_oracle::run_scenario::{self, Reached};
-use rsmc_oracle::scenario;
+use rsmc_oracle::scenario::{self, Reached};
 use rsmc_spec::bugs::{Entry, CATALOGUE};
 use rsmc_spec::config::Config;
 use rsmc_spec::liveness::{self, CONVERGENCE};
@@ -63,7 +62,7 @@ fn every_catalogue_counterexample_becomes_a_forced_scenario_that_reaches_it() {
     for entry in &CATALOGUE {
         let model = model(entry);
         let (states, actions) = counterexample(&model, entry.property);
-        let forced = run_scenario::forced_counterexample(
+        let forced = scenario::forced_counterexample(
             &model,
             &states,
             &actions,
@@ -81,7 +80,7 @@ fn every_catalogue_counterexample_becomes_a_forced_scenario_that_reaches_it() {
         });
         scenario::compile(&read, entry.profile)
             .unwrap_or_else(|e| panic!("{}: does not compile: {e}\n{yaml}", entry.name));
-        let reached = run_scenario::reaches(&read, &model, entry.property, 300_000);
+        let reached = scenario::reaches(&read, &model, entry.property, 300_000);
         if reached != Ok(Reached::Yes) {
             failures.push(format!("{}: {reached:?}\n{yaml}", entry.name));
         }

@@ -11,7 +11,7 @@
 //! with the last segment left open ([`Recording::open_end`]).
 //!
 //! That is all a stopped run says. Whether the model could also stop where the cluster did
-//! is a question about the model alone (`rsmc_oracle::run_scenario::passes`, for awaits).
+//! is a question about the model alone (`rsmc_oracle::scenario::passes`, for awaits).
 
 use super::divergence::diverging_at_stop;
 use super::release_difference::ReleaseDifference;

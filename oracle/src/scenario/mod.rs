@@ -115,20 +115,31 @@
 //! [`load`] reads a file, [`compile`] gives the model's script and configuration, and
 //! [`Scenario::to_yaml`] writes a scenario back. [`Scenario::new`] and [`from_actions`] build one
 //! from a model run's environment moves.
+//!
+//! A model run (a counterexample, a cover trace) becomes a scenario a cluster can replay in
+//! `from_run` ([`from_run()`], with its timing left open; [`forced`], with the steps that
+//! force the order a cluster would not take by itself, found in `forcing`); `verify` says
+//! what such a scenario reaches in the model ([`reaches`], and [`passes`] for a run that
+//! stopped at an await).
 
 mod compile;
+mod forcing;
+mod from_run;
 mod held;
 mod nodes;
 mod parse;
 mod step;
+mod verify;
 mod write;
 
 pub use crate::yaml::Error;
 pub use compile::{compile, Compiled};
+pub use from_run::{forced, forced_counterexample, from_run};
 pub use held::Held;
 pub use nodes::NodeMap;
 pub use parse::fault_step;
 pub use step::{resource_name, Apply, ApplySource, Step, StepKind};
+pub use verify::{note_reach, passes, reaches, Reached};
 pub use write::from_actions;
 
 use crate::manifest::Object;

@@ -16,13 +16,10 @@
 //! any one pod of the same owner (or with the same labels, for an orphan), which the model
 //! explores as a choice that includes the run's.
 
-mod forcing;
-mod verify;
-
-pub use verify::{note_reach, passes, reaches, Reached};
-
-use crate::scenario::{Scenario, Step, StepKind};
-use forcing::{Insert, Rank, Started};
+use super::forcing::{Insert, Rank, Started};
+use super::step::{Step, StepKind};
+use super::verify::{note_reach, Reached};
+use super::Scenario;
 use rsmc_spec::model::{Action, PodSelection, PodSet, RsModel, State};
 use rsmc_spec::object::{LabelSelector, Pod};
 use std::sync::Arc;
@@ -94,7 +91,7 @@ fn forced_with(
     if model.script.is_some() {
         return from_run(model, states, actions, name, description);
     }
-    let forcing = forcing::forcing(model, states, actions, started);
+    let forcing = super::forcing::forcing(model, states, actions, started);
     let mut scenario = build(
         model,
         states,

@@ -52,7 +52,7 @@
 //!   it (create-while-deleting: the controller's status updates land before the collector
 //!   orphans the pod and removes the orphan finalizer).
 
-use crate::scenario::StepKind;
+use super::step::StepKind;
 use rsmc_spec::api::{Kind, RequestPattern};
 use rsmc_spec::model::{Action, Awaited, Recipient, RequestHold, RsModel, State, Watcher};
 use stateright::Model;
