@@ -20,7 +20,8 @@
 //! event gate sees ([`crate::event_gate::GateStatus::failed`]). (`workqueue_unfinished_work_seconds`
 //! is only refreshed every 500 ms, `updateUnfinishedWorkLoop`, so it is not used either.)
 
-use crate::control_plane::components::{Metrics, KCM_GC, KCM_REPLICASET};
+use crate::control_plane::components::{KCM_GC, KCM_REPLICASET};
+use crate::control_plane::state::Metrics;
 use crate::control_plane::LocalCluster;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};

@@ -31,7 +31,7 @@ use super::binaries::Binaries;
 use super::certs::Certs;
 use super::process::{self, CommandLine};
 use super::readiness::Readiness;
-use super::state::{Component, Layout, Ports};
+use super::state::{Component, Layout, Metrics, Ports};
 use rsmc_spec::gates::FeatureGates;
 use std::time::Duration;
 
@@ -85,20 +85,6 @@ pub struct Choices<'a> {
     /// The ports on which `kcm-replicaset` and `kcm-gc` serve their metrics
     /// ([`Metrics`]).
     pub metrics_ports: [u16; 2],
-}
-
-/// Where a kube-controller-manager serves its metrics: HTTPS on loopback with a certificate
-/// it signs itself into `cert_dir`, `/metrics` open to anyone who can reach it
-/// (`--authorization-always-allow-paths`; there is no authenticating proxy to ask). A
-/// settle point reads its work queues there (`crate::workqueues`): the controller's hidden
-/// state that no watch shows.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Metrics {
-    pub url: String,
-    /// The certificate it serves, followed by the CA that signed it
-    /// (`GenerateSelfSignedCertKeyWithFixtures` in k8s.io/client-go/util/cert writes both).
-    pub cert: std::path::PathBuf,
 }
 
 /// Where `name` serves its metrics on `port`, and the kube-controller-manager flags that

@@ -13,9 +13,8 @@
 
 use super::error::ClusterError;
 use super::interrupt;
-use super::state::Layout;
+use super::state::{KindNode, Layout};
 use rsmc_spec::gates::FeatureGates;
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -24,16 +23,6 @@ const ENGINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/kind-engin
 
 /// Where the node finds the admin token file (mounted from the state directory).
 const NODE_TOKEN_FILE: &str = "/etc/kubernetes/rsmc/token.csv";
-
-/// The kind cluster of a state directory, as recorded in `cluster.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KindNode {
-    /// kind's name for the cluster (`rsmc-<hash of the state directory>`).
-    pub cluster: String,
-    /// The node image (`rsmc.local/kind-node:v1.37.2`).
-    pub image: String,
-}
 
 impl KindNode {
     /// The cluster of the state directory `dir`, on `image`: one name per directory, so that

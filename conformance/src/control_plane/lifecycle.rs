@@ -22,13 +22,13 @@ use super::certs;
 use super::components;
 use super::error::ClusterError;
 use super::interrupt;
-use super::kind::{self, KindNode};
+use super::kind;
 use super::kubeconfig;
 use super::local::LocalCluster;
 use super::ports;
-use super::process::{self, Started};
-use super::readiness;
-use super::state::{ClusterState, Component, Layout, Ports, FORMAT};
+use super::process;
+use super::start::{spawn, wait};
+use super::state::{ClusterState, Component, KindNode, Layout, Ports, FORMAT};
 use rsmc_spec::gates::FeatureGates;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -359,47 +359,6 @@ fn start_kind(
     state.save(layout)?;
     progress("ready");
     Ok(LocalCluster::from_state(layout.clone(), &state))
-}
-
-/// Starts the component `name` of `state` and records its pid.
-pub(crate) fn spawn(
-    layout: &Layout,
-    state: &mut ClusterState,
-    name: &str,
-    progress: &dyn Fn(&str),
-) -> Result<Started, ClusterError> {
-    let component = state
-        .component_mut(name)
-        .ok_or_else(|| ClusterError::UnknownComponent(format!("no component {name:?}")))?;
-    progress(&format!("starting {name}"));
-    let started = process::spawn_detached(
-        name,
-        &component.command,
-        &component.log,
-        &layout.pid_file(name),
-    )?;
-    component.pid = Some(started.pid);
-    state.save(layout)?;
-    Ok(started)
-}
-
-/// Waits until the component `name` of `state`, just started, is ready.
-pub(crate) fn wait(
-    state: &ClusterState,
-    name: &str,
-    started: Started,
-    progress: &dyn Fn(&str),
-) -> Result<(), ClusterError> {
-    let component = state
-        .component(name)
-        .ok_or_else(|| ClusterError::UnknownComponent(format!("no component {name:?}")))?;
-    readiness::wait_ready(
-        name,
-        started,
-        &component.readiness,
-        &component.log,
-        progress,
-    )
 }
 
 /// What `down` did.

@@ -10,9 +10,9 @@
 
 use super::components;
 use super::error::ClusterError;
-use super::lifecycle;
 use super::process;
-use super::state::{ClusterState, Layout};
+use super::start;
+use super::state::{ClusterState, Layout, Metrics};
 use rsmc_spec::gates::FeatureGates;
 use std::path::{Path, PathBuf};
 
@@ -170,9 +170,7 @@ impl LocalCluster {
 
     /// The kube-controller-managers that should run now, each with where it serves its
     /// metrics (`None` for one that serves none: a second instance).
-    pub fn running_controllers(
-        &self,
-    ) -> Result<Vec<(String, Option<components::Metrics>)>, ClusterError> {
+    pub fn running_controllers(&self) -> Result<Vec<(String, Option<Metrics>)>, ClusterError> {
         let state = self.load()?;
         Ok(state
             .components
@@ -272,8 +270,8 @@ impl LocalCluster {
 
     fn start_locked(&self, state: &mut ClusterState, name: &str) -> Result<(), ClusterError> {
         let quiet = |_: &str| {};
-        let started = lifecycle::spawn(&self.layout, state, name, &quiet)?;
-        lifecycle::wait(state, name, started, &quiet)
+        let started = start::spawn(&self.layout, state, name, &quiet)?;
+        start::wait(state, name, started, &quiet)
     }
 
     fn find<'s>(

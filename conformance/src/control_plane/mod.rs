@@ -27,6 +27,7 @@ mod local;
 pub mod ports;
 pub mod process;
 pub mod readiness;
+mod start;
 pub mod state;
 
 pub use error::{ClusterError, TAIL_LINES};

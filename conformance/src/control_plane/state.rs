@@ -244,7 +244,7 @@ pub struct Component {
     /// Where it serves its metrics, if it does (the replicaset controller's and the garbage
     /// collector's kube-controller-managers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metrics: Option<super::components::Metrics>,
+    pub metrics: Option<Metrics>,
 }
 
 /// `cluster.json`.
@@ -277,7 +277,7 @@ pub struct ClusterState {
     /// The kind cluster whose node runs the API server (`rsmc cluster up --kind`); `None`
     /// for the local processes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<super::kind::KindNode>,
+    pub kind: Option<KindNode>,
     /// False while `up` is still starting the components.
     pub complete: bool,
     pub components: Vec<Component>,
@@ -320,4 +320,29 @@ impl ClusterState {
     pub fn component_mut(&mut self, name: &str) -> Option<&mut Component> {
         self.components.iter_mut().find(|c| c.name == name)
     }
+}
+
+/// Where a kube-controller-manager serves its metrics: HTTPS on loopback with a certificate
+/// it signs itself into `cert_dir`, `/metrics` open to anyone who can reach it
+/// (`--authorization-always-allow-paths`; there is no authenticating proxy to ask). A
+/// settle point reads its work queues there (`crate::workqueues`): the controller's hidden
+/// state that no watch shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metrics {
+    pub url: String,
+    /// The certificate it serves, followed by the CA that signed it
+    /// (`GenerateSelfSignedCertKeyWithFixtures` in k8s.io/client-go/util/cert writes both).
+    pub cert: PathBuf,
+}
+
+/// The kind cluster of a state directory, as recorded in `cluster.json` (what starts and
+/// stops it is in [`super::kind`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KindNode {
+    /// kind's name for the cluster (`rsmc-<hash of the state directory>`).
+    pub cluster: String,
+    /// The node image (`rsmc.local/kind-node:v1.37.2`).
+    pub image: String,
 }
