@@ -1,11 +1,20 @@
 //! rsmc-oracle: judging observed ReplicaSet behaviour against the spec.
 //!
-//! - [`render`]: kubectl-style tables of model states (`kubectl get rs`, `get pods
-//!   --show-labels`, and wide views with owners and finalizers), the spec's own re-exported,
-//!   and of a trace's objects.
-//! - [`trace`]: the trace file format (`rsmc-trace/v1`) that `rsmc check` writes for every
-//!   violation.
-//! - [`trace_text`]: a trace as text, the tables after every step.
+//! Its subsystems, each using only those below it (the architecture page of the book draws
+//! the same):
+//!
+//! - [`import`] (recordings of any cluster into a scenario and an observed trace),
+//!   [`replay`] (`rsmc replay`) and [`cover`] (cover runs);
+//! - [`prepared`]: a scenario read, checked and compiled for a profile;
+//! - [`judge`]: the verdict on a recording, decided by the witness search
+//!   ([`judge::search`]); its `mod.rs` is the map;
+//! - [`views`]: kubectl-style tables, side by side, and a trace as text;
+//! - [`compare`] (a model object and a cluster's, up to renaming and field by field),
+//!   [`explore`] (a segment's runs) and [`trace`] (the `rsmc-trace/v1` file `rsmc check`
+//!   writes for every violation);
+//! - [`scenario`] (scenarios, and model runs made into scenarios), [`observed`] (the
+//!   `rsmc-observed/v1` format) and [`delete_claims`];
+//! - [`manifest`] and [`yaml`]; [`error`].
 
 pub mod compare;
 pub mod cover;

@@ -18,6 +18,22 @@
 //! point exists exactly when both levels conform everywhere. The levels' exhaustive
 //! searches then run only to explain a divergence, within the budget; when that is beyond
 //! it, the verdict stands on the witness search's furthest point.
+//!
+//! # The map
+//!
+//! [`judge`] and [`judge_with`] are the entry points; [`stopped::judge_up_to`] judges a run
+//! that stopped short. A judgement goes:
+//! - [`subject`]: what is judged, and the model and budget each search takes of it;
+//! - [`shape`], [`step_numbering`]: the recording fits its scenario;
+//! - [`readings`]: every reading of the writes the recording does not confirm, one judged
+//!   after another;
+//! - [`search`]: the witness search, which decides the verdict;
+//! - [`divergence`]: where the recording diverges, and the property its write breaks
+//!   ([`broken`]); then this file's exhaustive levels explain it, within a budget;
+//! - [`resume`]: the settle points after a divergence, judged from the cluster's objects;
+//! - [`refusals`], [`release_difference`], [`findings`]: what the verdict adds once it is
+//!   decided (refused steps, differences from a release, everything found, grouped);
+//! - [`verdict`]: the types all of them share; [`render`] writes a verdict for a terminal.
 
 pub mod broken;
 pub mod divergence;
