@@ -1,7 +1,7 @@
 //! Model objects as manifests: the inverse of the abstraction, for scenarios written from model
 //! runs. The container payload, which the model does not have, is one pause container.
 
-use super::Object;
+use super::object::Object;
 use rsmc_spec::object::{LabelSelector, Operator, Pod, ReplicaSet, POD_DELETION_COST};
 use serde_json::{json, Map, Value};
 
