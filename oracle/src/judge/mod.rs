@@ -484,13 +484,7 @@ fn witnessed(
         }
     }
     Ok(Verdict {
-        scenario: subject.name.to_string(),
-        profile: subject.model.profile.name().to_string(),
-        switches: subject.model.sem.switches(),
-        conforms: true,
-        settle_points,
         broken_as_modelled,
-        broken_on_cluster: Vec::new(),
         note: (!undecided.is_empty()).then(|| {
             format!(
                 "the run found breaks {}; whether every matching run does was not decided",
@@ -501,9 +495,7 @@ fn witnessed(
         floating_moved: readings.moved,
         or_system_by_system: readings.by_system,
         or_system_by_step: readings.by_step,
-        unconfirmed: Vec::new(),
-        findings: Vec::new(),
-        contract: None,
+        ..Verdict::new(subject, true, settle_points)
     })
 }
 
@@ -562,21 +554,8 @@ fn unexplained(
         resume::witnessed_after(subject, observed, settles, segment, &mut points, budget);
     }
     Verdict {
-        scenario: subject.name.to_string(),
-        profile: subject.model.profile.name().to_string(),
-        switches: subject.model.sem.switches(),
-        conforms: false,
-        settle_points: points,
-        broken_as_modelled: Vec::new(),
-        broken_on_cluster: Vec::new(),
         note: Some(why),
-        witness_nodes: 0,
-        floating_moved: 0,
-        or_system_by_system: 0,
-        or_system_by_step: 0,
-        unconfirmed: Vec::new(),
-        findings: Vec::new(),
-        contract: None,
+        ..Verdict::new(subject, false, points)
     }
 }
 
@@ -769,21 +748,8 @@ fn exhaustive(
         Vec::new()
     };
     Ok(Verdict {
-        scenario: subject.name.to_string(),
-        profile: subject.model.profile.name().to_string(),
-        switches: subject.model.sem.switches(),
-        conforms,
-        settle_points: points,
         broken_as_modelled,
-        broken_on_cluster: Vec::new(),
-        note: None,
-        witness_nodes: 0,
-        floating_moved: 0,
-        or_system_by_system: 0,
-        or_system_by_step: 0,
-        unconfirmed: Vec::new(),
-        findings: Vec::new(),
-        contract: None,
+        ..Verdict::new(subject, conforms, points)
     })
 }
 

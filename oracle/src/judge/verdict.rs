@@ -5,6 +5,7 @@
 
 use super::release_difference::ReleaseDifference;
 use super::search::witness;
+use super::subject::Subject;
 use crate::compare::fields::FieldDiff;
 use crate::observed::Snapshot;
 use rsmc_spec::budget::Exhausted;
@@ -240,6 +241,28 @@ impl std::fmt::Display for ContractNote {
 }
 
 impl Verdict {
+    /// The verdict on `subject` with these settle points, and nothing else found yet: what
+    /// every way of judging starts from (the witness search's, the exhaustive levels').
+    pub(crate) fn new(subject: &Subject, conforms: bool, settle_points: Vec<SettlePoint>) -> Self {
+        Verdict {
+            scenario: subject.name.to_string(),
+            profile: subject.model.profile.name().to_string(),
+            switches: subject.model.sem.switches(),
+            conforms,
+            settle_points,
+            broken_as_modelled: Vec::new(),
+            broken_on_cluster: Vec::new(),
+            note: None,
+            witness_nodes: 0,
+            floating_moved: 0,
+            or_system_by_system: 0,
+            or_system_by_step: 0,
+            unconfirmed: Vec::new(),
+            findings: Vec::new(),
+            contract: None,
+        }
+    }
+
     /// Put `note` before the verdict's note, if it has one.
     pub(crate) fn prepend_note(&mut self, note: String) {
         self.note = Some(match self.note.take() {
