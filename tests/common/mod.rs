@@ -58,6 +58,16 @@ impl Cluster {
         Cluster { state, pids }
     }
 
+    /// The cluster another test process brought up in `state`, taken on as this one's: taken
+    /// down on a signal (and on drop) as if this process had brought it up.
+    pub fn adopt(state: PathBuf) -> Cluster {
+        take_down_on_signal();
+        up().push(state.clone());
+        let pids = pids(&state);
+        assert!(!pids.is_empty(), "no cluster in {}", state.display());
+        Cluster { state, pids }
+    }
+
     pub fn kubeconfig(&self) -> PathBuf {
         self.state.join("kubeconfig")
     }
@@ -86,16 +96,24 @@ impl Cluster {
         down.args(["cluster", "down"])
             .env("RSMC_CLUSTER_DIR", &self.state);
         let o = in_a_home_of_its_own(down, &self.state.with_extension("down-home"));
-        up().retain(|s| s != &self.state);
         assert!(o.status.success(), "cluster down failed:\n{}", text(&o));
-        for pid in std::mem::take(&mut self.pids) {
-            assert!(gone(pid), "process {pid} outlived `rsmc cluster down`");
+        self.check_taken_down("after `rsmc cluster down`");
+    }
+
+    /// No process of the cluster and no state directory: it was taken down (by this process
+    /// or another that took it on, [`Cluster::adopt`]). `context` is shown if not.
+    /// Until both hold, the cluster stays this process's to take down (on drop or a signal).
+    pub fn check_taken_down(&mut self, context: &str) {
+        for &pid in &self.pids {
+            assert!(gone(pid), "process {pid} outlived its cluster: {context}");
         }
         assert!(
             !self.state.exists(),
-            "{} is left behind",
+            "{} is left behind: {context}",
             self.state.display()
         );
+        self.pids.clear();
+        up().retain(|s| s != &self.state);
     }
 }
 
