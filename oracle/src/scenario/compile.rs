@@ -1,8 +1,8 @@
 //! A scenario in model terms: the script the model runs, and the configuration it runs under.
 
+use super::definition::Scenario;
 use super::nodes::NodeMap;
 use super::step::StepKind;
-use super::Scenario;
 use crate::manifest::Object;
 use crate::yaml::Error;
 use rsmc_spec::config::Config;

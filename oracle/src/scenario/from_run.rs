@@ -16,10 +16,10 @@
 //! any one pod of the same owner (or with the same labels, for an orphan), which the model
 //! explores as a choice that includes the run's.
 
+use super::definition::Scenario;
 use super::forcing::{Insert, Rank, Started};
 use super::step::{Step, StepKind};
 use super::verify::{note_reach, Reached};
-use super::Scenario;
 use rsmc_spec::model::{Action, PodSelection, PodSet, RsModel, State};
 use rsmc_spec::object::{LabelSelector, Pod};
 use std::sync::Arc;

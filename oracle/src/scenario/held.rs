@@ -9,7 +9,7 @@
 //! ReplicaSets' status may lag at a settle point because the runner itself keeps the
 //! controller from writing it.
 
-use super::{resource_name, StepKind};
+use super::step::{resource_name, StepKind};
 use rsmc_spec::api::pattern::{Resource, Verb};
 use rsmc_spec::api::{Kind, RequestPattern};
 use rsmc_spec::model::{Awaited, Recipient};

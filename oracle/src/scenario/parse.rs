@@ -1,8 +1,8 @@
 //! Reading a scenario file: the format the module documentation describes, with an error at
 //! the line of every mistake.
 
-use super::step::{resource_name, Apply, ApplySource, Step, StepKind, THEN_HOLD_AFTER};
-use super::{Bounds, Scenario};
+use super::definition::{Bounds, Scenario};
+use super::step::{resource_name, Apply, ApplySource, Step, StepKind, REFUSED, THEN_HOLD_AFTER};
 use crate::manifest::{self, Manifest, Object, Validation};
 use crate::yaml::{self, describe, Document, Error, FieldPath, Fields, Seg};
 use rsmc_spec::api::{Kind, Propagation, Reason, RequestPattern};
@@ -25,9 +25,6 @@ struct Ctx<'a> {
     /// API server to refuse it).
     validation: Validation,
 }
-
-/// The key beside a step's kind that says the API server is expected to refuse it.
-pub(super) const REFUSED: &str = "refused";
 
 /// Reads the step kind's arguments at the path.
 type Reader = fn(&Ctx, &FieldPath) -> Result<StepKind, Error>;

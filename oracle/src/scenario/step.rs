@@ -13,6 +13,9 @@ use std::path::PathBuf;
 /// The field of a `release` of requests that holds them again at once.
 pub const THEN_HOLD_AFTER: &str = "thenHoldAfter";
 
+/// The key beside a step's kind that says the API server is expected to refuse it.
+pub(super) const REFUSED: &str = "refused";
+
 /// One step of a scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {

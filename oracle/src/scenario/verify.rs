@@ -6,7 +6,8 @@
 //! (its script, the counterexample's semantics) is searched for a run that breaks the
 //! property — for convergence, a run that ends settled and not converged.
 
-use crate::scenario::{compile, Scenario};
+use super::compile::compile;
+use super::definition::Scenario;
 use rsmc_spec::liveness::{converged::converged, CONVERGENCE};
 use rsmc_spec::model::{RsModel, State, UpToRevisions};
 use stateright::{Expectation, Model};

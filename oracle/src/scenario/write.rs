@@ -1,8 +1,8 @@
 //! Writing scenarios: as YAML files that [`super::load`] reads back, and from the environment
 //! moves of a model run.
 
-use super::step::{resource_name, Apply, ApplySource, Step, StepKind, THEN_HOLD_AFTER};
-use super::{Bounds, Scenario};
+use super::definition::{Bounds, Scenario};
+use super::step::{resource_name, Apply, ApplySource, Step, StepKind, REFUSED, THEN_HOLD_AFTER};
 use crate::manifest::Object;
 use crate::yaml::emit;
 use rsmc_spec::api::{Kind, Propagation};
@@ -123,7 +123,7 @@ impl Step {
 fn step_value(step: &Step) -> Value {
     let mut value = kind_value(&step.kind);
     if let (Some(reason), Value::Object(map)) = (step.refused, &mut value) {
-        map.insert(super::parse::REFUSED.into(), json!(reason.name()));
+        map.insert(REFUSED.into(), json!(reason.name()));
     }
     value
 }
