@@ -329,7 +329,7 @@ fn a_write_from_a_cache_further_behind_than_the_bound_conforms_and_says_so() {
     );
     // Found with one event more than the bound, before the largest bound is tried: the
     // search with informers up to 32 behind can cost a hundred times more than the run
-    // needs (`witnessed_further_behind` in oracle/src/judge/mod.rs).
+    // needs (`witnessed_further_behind` in oracle/src/judge/witnessed.rs).
     assert!(note.contains("(searched with maxLag 3)"), "{note}");
     let two = "\"terminatingReplicas\": 2";
     let doctored = text.replace(two, &two.replace(": 2", ": 3"));

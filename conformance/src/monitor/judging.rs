@@ -3,7 +3,7 @@
 //! would have printed (with the ReplicaSet controllers' `SuccessfulDelete` events, which name
 //! who deleted a pod, when the monitor may watch events, and the marks `rsmc conform` leaves of
 //! its faults and settle points, when it may watch ConfigMaps), and handed to the watch import and the oracle
-//! ([`rsmc_oracle::import::Recording::read_watch_streams`], [`Imported::judge`]) each time the
+//! ([`rsmc_oracle::import::Recording::read_watch_streams`], [`rsmc_oracle::import::Imported::judge`]) each time the
 //! namespace has been quiet for the quiet window after a change. So a namespace is judged
 //! exactly as `rsmc import --watch` and `rsmc oracle` would judge a recording of it, with the
 //! same attribution rules, and the verdict covers the whole scenario so far: a

@@ -7,7 +7,7 @@
 //!    ReplicaSet controller, the garbage collector or a client ([`writer`]); the recording
 //!    ends where the namespace's deletion was asked for (or, in a log without it, where the
 //!    namespace controller's first request came in);
-//! 2. they are cut into segments: at the user's marks ([`audit::MARK_PREFIX`]) when the log
+//! 2. they are cut into segments: at the user's marks ([`entry::MARK_PREFIX`]) when the log
 //!    has any, else wherever no write happened for the quiet window;
 //! 3. each accepted write becomes the watch events it caused ([`history`]), in commit order
 //!    within its segment as far as the log tells it ([`order`]), and each client's

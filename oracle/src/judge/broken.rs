@@ -49,6 +49,7 @@
 
 use crate::observed::{Component, Event, EventType, Object, Observed, Snapshot};
 use rsmc_spec::api::View;
+use rsmc_spec::bugs::{Status, CATALOGUE};
 use rsmc_spec::controller::ranking;
 use rsmc_spec::liveness::converged::broken_conditions;
 use rsmc_spec::model::properties::{
@@ -428,6 +429,20 @@ fn ranked_first(cluster: &Snapshot, pod: &Pod, rs: &ReplicaSet, sem: &Semantics)
         return false;
     };
     keys.iter().filter(|k| **k < own).count() < surplus
+}
+
+/// A property the model's runs broke (every run that matches a recording), labelled as the
+/// switched-on bug or the open catalogue entry that names it, or as not known.
+pub(super) fn labelled(p: &str, sem: &Semantics) -> String {
+    let switched = sem.bug.map(|b| b.entry()).filter(|e| e.property == p);
+    let known = CATALOGUE
+        .iter()
+        .find(|e| e.status == Status::Open && e.property == p);
+    match (switched, known) {
+        (Some(bug), _) => format!("{p}: the bug switched on (--bug {})", bug.name),
+        (None, Some(entry)) => format!("{p}: {}", entry.known_label()),
+        (None, None) => format!("{p}: no open catalogue entry names it"),
+    }
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ pub fn from_run(
 }
 
 /// The scenario of a run with the run's order forced where a cluster would not take it by
-/// itself ([`forcing`]): holds of the controller's watch events and requests, awaits and
+/// itself ([`super::forcing`]): holds of the controller's watch events and requests, awaits and
 /// settles. What each hold stands for, and what the runner cannot force, is in the
 /// scenario's `onCluster`. A run of a scripted model already carries its scenario's holds,
 /// and is converted as it is.
