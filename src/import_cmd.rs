@@ -109,10 +109,11 @@ pub fn run(args: &ImportArgs) -> i32 {
         eprintln!("error: --out {}: {e}", args.out.display());
         return exit::BAD_INPUT;
     }
-    let mut code = exit::OK;
+    let mut left_out = Vec::new();
+    let total = namespaces.len();
     for namespace in namespaces {
         let options = Options {
-            namespace,
+            namespace: namespace.clone(),
             ..options.clone()
         };
         let written = log
@@ -123,11 +124,24 @@ pub fn run(args: &ImportArgs) -> i32 {
             Ok(line) => println!("{line}"),
             Err(e) => {
                 eprintln!("error: {e}");
-                code = exit::BAD_INPUT;
+                left_out.push(namespace);
             }
         }
     }
-    code
+    if left_out.is_empty() {
+        return exit::OK;
+    }
+    // Each namespace left out has been named with its reason; the count closes the output so
+    // that a whole cluster's import says how much of it was imported.
+    if args.all_namespaces {
+        let names: Vec<String> = left_out.into_iter().flatten().collect();
+        eprintln!(
+            "rsmc import: {} of {total} namespaces written; left out, each for the reason above: {}",
+            total - names.len(),
+            names.join(", ")
+        );
+    }
+    exit::BAD_INPUT
 }
 
 /// Write an import's two files (after reading them back as `rsmc oracle` will) and say what

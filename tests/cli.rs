@@ -978,6 +978,66 @@ fn import_writes_what_the_oracle_judges_and_refuses_bad_input() {
     );
 }
 
+/// A whole cluster's log with a namespace the import cannot read: `--all-namespaces` writes
+/// the others, names the one left out with its line and the reason, counts them, and exits 2.
+#[test]
+fn a_namespace_left_out_of_a_whole_clusters_import_is_named_and_the_others_written() {
+    let out = temp_dir("cluster");
+    std::fs::create_dir_all(&*out).unwrap();
+    let read = |name: &str| {
+        std::fs::read_to_string(repo(&format!("oracle/tests/audit/{name}.audit.log"))).unwrap()
+    };
+    let scale = read("scale.v1.20.2");
+    // The orphan run's first pod creation logged without its object, as a policy at level
+    // Metadata logs it.
+    let mut orphan: Vec<serde_json::Value> = read("delete-orphan")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let create = orphan
+        .iter()
+        .position(|l| l["verb"] == "create" && l["objectRef"]["resource"] == "pods")
+        .unwrap();
+    orphan[create]["level"] = serde_json::json!("Metadata");
+    let orphan_ns = orphan[create]["objectRef"]["namespace"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let log = out.join("cluster.audit.log");
+    let orphan: String = orphan.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log, format!("{scale}{orphan}")).unwrap();
+    let line = scale.lines().count() + create + 1;
+
+    let (code, stdout, err) = rsmc(&[
+        "import",
+        "--audit-log",
+        log.to_str().unwrap(),
+        "--all-namespaces",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stdout}{err}");
+    assert!(
+        err.contains(&format!("{}:{line}:", log.display()))
+            && err.contains("is logged at level \"Metadata\""),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "rsmc import: 1 of 2 namespaces written; left out, each for the reason above: {orphan_ns}"
+        )),
+        "{err}"
+    );
+    let written: Vec<String> = std::fs::read_dir(&*out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(written[0].starts_with("rsmc-scale-"), "{written:?}");
+    assert!(stdout.contains(&written[0]), "{stdout}");
+}
+
 /// Only an external controller can have its clock moved; asking for it otherwise is refused
 /// before anything starts.
 #[test]

@@ -117,6 +117,59 @@ fn recordings_import_as_their_scenarios_and_conform() {
 /// delete of pod1 (its version not in the log) was placed as early as the log allows, before
 /// the removal of another pod that the controller's next status had seen, and the recording
 /// did not conform.
+/// Two namespaces' logs in one, as a whole cluster's log holds them, one of them with a
+/// write logged without its object (as another audit policy logs it): that namespace is named
+/// with its line and the reason, and the other imports exactly as from a log of its own.
+#[test]
+fn a_namespace_the_import_cannot_read_leaves_the_others_as_they_were() {
+    let scale = fixture("scale.v1.20.2");
+    let mut orphan = fixture("delete-orphan");
+    let create = orphan
+        .iter()
+        .position(|l| l["verb"] == "create" && l["objectRef"]["resource"] == "pods")
+        .unwrap();
+    orphan[create]["level"] = json!("Metadata");
+    let orphan_ns = orphan[create]["objectRef"]["namespace"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let scale_ns = scale[0]["objectRef"]["namespace"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Both logs at the same path, which the imported scenario's description names.
+    let dir = tempfile::tempdir().unwrap();
+    let both = write_log(dir.path(), &[scale.clone(), orphan].concat());
+    let log = AuditLog::read(&both, &Attribution::default(), None).unwrap();
+    assert_eq!(log.namespaces(), [orphan_ns.clone(), scale_ns.clone()]);
+    let unreadable: Vec<&String> = log.unreadable().keys().collect();
+    assert_eq!(unreadable, [&orphan_ns]);
+    let why = log.unreadable()[&orphan_ns].to_string();
+    let line = scale.len() + create + 1;
+    assert!(
+        why.starts_with(&format!("{}:{line}:", both.display()))
+            && why.contains("is logged at level \"Metadata\" without the object it wrote"),
+        "{why}"
+    );
+    let named = |ns: &str| Options {
+        namespace: Some(ns.to_string()),
+        ..Options::default()
+    };
+    assert_eq!(log.import(&named(&orphan_ns)).unwrap_err().to_string(), why);
+
+    let beside = log.import(&named(&scale_ns)).unwrap();
+    let alone = write_log(dir.path(), &scale);
+    let alone = AuditLog::read(&alone, &Attribution::default(), None)
+        .unwrap()
+        .import(&Options::default())
+        .unwrap();
+    assert_eq!(beside.scenario.to_yaml(), alone.scenario.to_yaml());
+    assert_eq!(
+        serde_json::to_value(&beside.observed).unwrap(),
+        serde_json::to_value(&alone.observed).unwrap()
+    );
+}
+
 #[test]
 fn writes_go_in_the_order_they_were_committed() {
     let removal_raced = imported("catalogue-no-adoption-recheck", |_| {});
@@ -715,7 +768,11 @@ fn bad_input_names_the_line_and_what_was_expected() {
     let mut mark = fixture("delete-of-a-released-pod.v1.37.2")[6].clone();
     mark["requestObject"]["data"]["step"] =
         json!("release: {requests: {verb: patch, resource: pods}}");
-    let e = error(&format!("{}\n{mark}\n", line(0)), &options);
+    let marked = Options {
+        namespace: mark["objectRef"]["namespace"].as_str().map(str::to_string),
+        ..Options::default()
+    };
+    let e = error(&format!("{}\n{mark}\n", line(0)), &marked);
     assert!(
         e.contains("audit.log:2:1: fault mark rsmc-fault-3: nothing to release: no earlier step holds the replicaset-controller's PATCH pods requests (held: none)"),
         "{e}"

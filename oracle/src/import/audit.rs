@@ -184,10 +184,19 @@ pub fn read(
                 let sent = raw.request_object.as_ref().unwrap_or(&Value::Null);
                 let entry = match fault_marked(&name, sent) {
                     Some(step) => {
-                        let step = step.map_err(at_line)?;
                         let held = held.entry(object_ref.namespace.clone()).or_default();
-                        held.step(number, &step)
-                            .map_err(|m| at_line(format!("fault mark {name}: {m}")))?;
+                        let step = step.and_then(|step| {
+                            held.step(number, &step)
+                                .map_err(|m| format!("fault mark {name}: {m}"))?;
+                            Ok(step)
+                        });
+                        let step = match step {
+                            Ok(step) => step,
+                            Err(message) => {
+                                kept.refuse(object_ref.namespace, at_line(message));
+                                continue;
+                            }
+                        };
                         Entry::Fault {
                             step,
                             namespace: object_ref.namespace,
@@ -213,10 +222,12 @@ pub fn read(
         });
         let accepted = (200..300).contains(&status.code);
         if accepted && (raw.level != "RequestResponse" || raw.response_object.is_none()) {
-            return Err(at_line(format!(
+            let message = format!(
                 "{} {} {:?} is logged at level {:?} without the object it wrote: the import needs level RequestResponse for pods and replicasets (the policy conformance/audit-policy.yaml)",
                 raw.verb, object_ref.resource, object_ref.name.unwrap_or_default(), raw.level
-            )));
+            );
+            kept.refuse(object_ref.namespace, at_line(message));
+            continue;
         }
         let writer = attribution.writer(&raw.user.username, &raw.user_agent);
         let entry = Entry::Write(Box::new(Request {
@@ -255,7 +266,16 @@ struct Kept<'a> {
 }
 
 impl Kept<'_> {
-    /// Keep `entry`, read from `line` (`bytes` long), if it is of the namespace imported.
+    /// Set `namespace` aside as one the import cannot read, for the first `error` in it, if
+    /// it is the namespace imported (or every namespace is).
+    fn refuse(&mut self, namespace: String, error: InputError) {
+        if self.namespace.is_none_or(|ns| ns == namespace) {
+            self.contents.unreadable.entry(namespace).or_insert(error);
+        }
+    }
+
+    /// Keep `entry`, read from `line` (`bytes` long), if it is of the namespace imported and
+    /// that namespace can be read.
     fn keep(&mut self, entry: Entry, bytes: usize, line: usize) -> Result<(), InputError> {
         if let Entry::Write(r) = &entry {
             if r.writer != Writer::NamespaceController
@@ -264,7 +284,9 @@ impl Kept<'_> {
                 self.contents.namespaces.insert(r.namespace.clone());
             }
         }
-        if self.namespace.is_some_and(|ns| ns != entry.namespace()) {
+        if self.namespace.is_some_and(|ns| ns != entry.namespace())
+            || self.contents.unreadable.contains_key(entry.namespace())
+        {
             return Ok(());
         }
         self.bytes += bytes;

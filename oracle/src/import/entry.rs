@@ -5,6 +5,7 @@
 //! which a request is rebuilt.
 
 use super::writer::Writer;
+use crate::error::InputError;
 use crate::observed::EventType;
 use crate::scenario::{resource_name, StepKind};
 use k8s_openapi::jiff::Timestamp;
@@ -189,6 +190,11 @@ pub struct Contents {
     pub entries: Vec<Entry>,
     /// The namespaces whose pods or ReplicaSets anyone but the namespace controller wrote.
     pub namespaces: std::collections::BTreeSet<String>,
+    /// The namespaces the reader could not follow, each with the first thing in it that it
+    /// could not read (the file, the line, what is not modelled); their entries are left
+    /// out. A whole cluster's recording holds namespaces of every kind, and one the model
+    /// does not cover must not keep the others from being judged.
+    pub unreadable: std::collections::BTreeMap<String, InputError>,
     /// Whether the reader put the settle points itself ([`Entry::Quiet`]): a watch stream's
     /// times are whole seconds, too coarse to cut at a quiet gap alone.
     pub quiet_found: bool,

@@ -51,7 +51,7 @@ pub use k8s_openapi::jiff::SignedDuration;
 use order::{
     concurrent_writes_in_commit_order, in_commit_order, removals_after_concurrent_writes, Unordered,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use writer::{Attribution, Writer};
 
@@ -195,9 +195,28 @@ impl Recording {
         })
     }
 
-    /// The namespaces whose pods or ReplicaSets the recording writes, in name order.
+    /// The namespaces whose pods or ReplicaSets the recording writes, in name order: also
+    /// those it cannot read ([`Recording::unreadable`]), which [`Recording::import`] refuses
+    /// with the reason.
     pub fn namespaces(&self) -> Vec<String> {
-        self.read.namespaces.iter().cloned().collect()
+        self.written().into_iter().collect()
+    }
+
+    /// The namespaces the recording writes to that the import cannot read, each with the
+    /// first thing in it that is not modelled (file, line, what); the others are read as if
+    /// these were not there.
+    pub fn unreadable(&self) -> &BTreeMap<String, InputError> {
+        &self.read.unreadable
+    }
+
+    fn written(&self) -> BTreeSet<String> {
+        let unreadable = self.read.unreadable.keys().cloned();
+        self.read
+            .namespaces
+            .iter()
+            .cloned()
+            .chain(unreadable)
+            .collect()
     }
 
     /// The files read, for messages: `a.json, b.json`.
@@ -209,8 +228,10 @@ impl Recording {
     /// Import one namespace (the only one, unless `options` names it).
     pub fn import(&self, options: &Options) -> Result<Imported, InputError> {
         let path = self.paths[0].as_path();
-        let namespace =
-            choose_namespace(path, &self.read.namespaces, options.namespace.as_deref())?;
+        let namespace = choose_namespace(path, &self.written(), options.namespace.as_deref())?;
+        if let Some(error) = self.read.unreadable.get(&namespace) {
+            return Err(error.clone());
+        }
         let mut summary = Summary {
             namespace: namespace.clone(),
             ..Summary::default()

@@ -60,7 +60,9 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-/// The writes of every namespace in `seen` (in the stream's order), with settle points.
+/// The writes of every namespace in `seen` (in the stream's order), with settle points; a
+/// namespace whose events cannot be followed is set aside with the reason
+/// ([`Contents::unreadable`]), and the others are read.
 pub fn entries(
     paths: &[&Path],
     seen: Vec<Seen>,
@@ -90,9 +92,11 @@ pub fn entries(
             held: crate::scenario::Held::default(),
             claims: claims_watched.then(|| claims(&events)),
         };
-        follow.all(&events).map_err(|(file, line, message)| {
-            InputError::at(paths[file], Some(Pos { line, column: 1 }), message)
-        })?;
+        if let Err((file, line, message)) = follow.all(&events) {
+            let error = InputError::at(paths[file], Some(Pos { line, column: 1 }), message);
+            contents.unreadable.insert(namespace, error);
+            continue;
+        }
         let written = follow.items.iter().any(|i| matches!(i, Item::Write { .. }));
         if written {
             contents.namespaces.insert(namespace.clone());
