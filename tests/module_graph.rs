@@ -281,37 +281,48 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     fn scope(&mut self, module: ModPath, items: &[syn::Item]) {
-        let mut names = BTreeMap::new();
+        // A module's `use` items name things for all of it, before and after them.
+        self.scopes.push((module, BTreeMap::new()));
         for item in items {
-            let syn::Item::Use(u) = item else { continue };
-            let public = !matches!(u.vis, syn::Visibility::Inherited);
-            for (name, path, line) in use_paths(&u.tree) {
-                let Some(target) = self.krate.absolute(&module, &path) else {
-                    continue;
-                };
-                let written = format!("use {}", path.join("::"));
-                let below = target.len() > self.file_module.len()
-                    && target.starts_with(&self.file_module)
-                    && module == self.file_module;
-                match (&name, public && below) {
-                    (Some(name), true) => {
-                        self.front_doors
-                            .push((name.clone(), line, target.clone(), written))
-                    }
-                    _ => self.named.push((line, target.clone(), written)),
-                }
-                if let Some(name) = name {
-                    names.insert(name, target);
-                }
+            if let syn::Item::Use(u) = item {
+                self.take_use(u, true);
             }
         }
-        self.scopes.push((module, names));
         for item in items {
             if !matches!(item, syn::Item::Use(_)) {
                 self.visit_item(item);
             }
         }
         self.scopes.pop();
+    }
+
+    /// What a `use` item names, and the names it gives the scope it is in. At a module's
+    /// level (`in_module`), a `pub use` of the file's descendant is a front door, which counts
+    /// only if the file uses the name.
+    fn take_use(&mut self, u: &syn::ItemUse, in_module: bool) {
+        let (module, _) = self.scopes.last().expect("inside a scope");
+        let module = module.clone();
+        let public = !matches!(u.vis, syn::Visibility::Inherited);
+        for (name, path, line) in use_paths(&u.tree) {
+            let Some(target) = self.krate.absolute(&module, &path) else {
+                continue;
+            };
+            let written = format!("use {}", path.join("::"));
+            let below = target.len() > self.file_module.len()
+                && target.starts_with(&self.file_module)
+                && module == self.file_module;
+            match (&name, in_module && public && below) {
+                (Some(name), true) => {
+                    self.front_doors
+                        .push((name.clone(), line, target.clone(), written))
+                }
+                _ => self.named.push((line, target.clone(), written)),
+            }
+            if let Some(name) = name {
+                let names = &mut self.scopes.last_mut().expect("inside a scope").1;
+                names.insert(name, target);
+            }
+        }
     }
 
     /// A path in code, `segments` as written.
@@ -370,19 +381,7 @@ impl Walk<'_> {
 impl<'ast> Visit<'ast> for Walk<'_> {
     /// A `use` inside a function body (those of a module are read by [`Walk::scope`]).
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-        let (module, _) = self.scopes.last().expect("inside a scope");
-        let module = module.clone();
-        for (name, path, line) in use_paths(&u.tree) {
-            let Some(target) = self.krate.absolute(&module, &path) else {
-                continue;
-            };
-            self.named
-                .push((line, target.clone(), format!("use {}", path.join("::"))));
-            if let Some(name) = name {
-                let names = &mut self.scopes.last_mut().expect("inside a scope").1;
-                names.insert(name, target);
-            }
-        }
+        self.take_use(u, false);
     }
 
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
