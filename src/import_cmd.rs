@@ -1,8 +1,14 @@
 //! `rsmc import`: a recording of any cluster as a scenario and an observed trace for `rsmc
-//! oracle` (see `rsmc_oracle::import`).
+//! oracle` (see `rsmc_oracle::import`), and with `--judge` the oracle's verdict on each.
+//! Exit codes: 0 every namespace written (and, with `--judge`, conforming), 1 one judged not
+//! to conform, 2 bad input or a namespace left out (each named with its reason), 3 one that
+//! could not be judged within the budget; where several apply, the lowest-numbered of 2, 1
+//! and 3, in that order.
 
-use crate::exit;
+use crate::{exit, BudgetArgs, Switches};
+use rsmc_oracle::import::judged::NotJudged;
 use rsmc_oracle::import::{self, writer::Attribution, Imported, Options, Recording};
+use rsmc_oracle::judge::{self, Verdict};
 use rsmc_oracle::{observed, scenario};
 use std::path::{Path, PathBuf};
 
@@ -58,6 +64,29 @@ pub struct ImportArgs {
     /// Replace files of the same names in the directory.
     #[arg(long)]
     pub force: bool,
+    /// Also judge each namespace written, as `rsmc oracle --scenario NAME.yaml --observed
+    /// NAME.observed.json` judges the two files, and write the verdict to NAME.verdict.txt
+    /// beside them.
+    #[arg(long)]
+    pub judge: bool,
+    /// With --judge: judge by the model with these switches.
+    #[command(flatten)]
+    pub switches: Switches,
+    /// With --judge: the budget of each of the oracle's searches.
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+}
+
+/// What became of one namespace.
+enum Outcome {
+    /// Not written: the reason has been printed.
+    LeftOut,
+    /// Written and not judged (no `--judge`).
+    Written,
+    Conforms,
+    DoesNotConform,
+    /// Written, and the judgement ran out of its budget.
+    TooLarge,
 }
 
 pub fn run(args: &ImportArgs) -> i32 {
@@ -70,6 +99,12 @@ pub fn run(args: &ImportArgs) -> i32 {
     }
     if let Err(e) = args.feature_gates.parse::<rsmc_spec::gates::FeatureGates>() {
         eprintln!("error: --feature-gates: {e}");
+        return exit::BAD_INPUT;
+    }
+    if !args.judge && (args.switches.bug.is_some() || !args.switches.fixes.is_empty()) {
+        eprintln!(
+            "error: --bug and --fix choose the model a verdict is judged by: pass --judge too"
+        );
         return exit::BAD_INPUT;
     }
     let mut attribution = Attribution::default();
@@ -109,48 +144,145 @@ pub fn run(args: &ImportArgs) -> i32 {
         eprintln!("error: --out {}: {e}", args.out.display());
         return exit::BAD_INPUT;
     }
-    let mut left_out = Vec::new();
-    let total = namespaces.len();
+    let mut outcomes = Vec::new();
     for namespace in namespaces {
         let options = Options {
             namespace: namespace.clone(),
             ..options.clone()
         };
-        let written = log
-            .import(&options)
-            .map_err(|e| e.to_string())
-            .and_then(|imported| write(&imported, &args.out, args.force));
-        match written {
-            Ok(line) => println!("{line}"),
+        let outcome = match log.import(&options) {
+            Ok(imported) => import_one(&imported, args),
             Err(e) => {
                 eprintln!("error: {e}");
-                left_out.push(namespace);
+                Outcome::LeftOut
+            }
+        };
+        outcomes.push((namespace, outcome));
+    }
+    let named = |wanted: fn(&Outcome) -> bool| -> Vec<String> {
+        outcomes
+            .iter()
+            .filter(|(_, o)| wanted(o))
+            .map(|(n, _)| n.clone().unwrap_or_else(|| "the recording's".to_string()))
+            .collect()
+    };
+    let left_out = named(|o| matches!(o, Outcome::LeftOut));
+    let not_conforming = named(|o| matches!(o, Outcome::DoesNotConform));
+    let too_large = named(|o| matches!(o, Outcome::TooLarge));
+    let conforming = named(|o| matches!(o, Outcome::Conforms));
+    // A whole cluster's import closes with the count, so that it says how much of the
+    // cluster was imported and judged; each namespace left out has been named with its reason.
+    if args.all_namespaces {
+        let total = outcomes.len();
+        let mut summary = format!(
+            "rsmc import: {} of {total} namespaces written",
+            total - left_out.len()
+        );
+        if args.judge {
+            summary += &format!("; {} conform", conforming.len());
+            if !not_conforming.is_empty() {
+                summary += &format!(
+                    ", {} do not ({})",
+                    not_conforming.len(),
+                    not_conforming.join(", ")
+                );
+            }
+            if !too_large.is_empty() {
+                summary += &format!(
+                    ", {} not judged within the budget ({})",
+                    too_large.len(),
+                    too_large.join(", ")
+                );
             }
         }
+        if !left_out.is_empty() {
+            summary += &format!(
+                "; left out, each for the reason above: {}",
+                left_out.join(", ")
+            );
+        }
+        eprintln!("{summary}");
     }
-    if left_out.is_empty() {
-        return exit::OK;
+    if !left_out.is_empty() {
+        exit::BAD_INPUT
+    } else if !not_conforming.is_empty() {
+        exit::VIOLATION
+    } else if !too_large.is_empty() {
+        exit::TOO_LARGE
+    } else {
+        exit::OK
     }
-    // Each namespace left out has been named with its reason; the count closes the output so
-    // that a whole cluster's import says how much of it was imported.
-    if args.all_namespaces {
-        let names: Vec<String> = left_out.into_iter().flatten().collect();
-        eprintln!(
-            "rsmc import: {} of {total} namespaces written; left out, each for the reason above: {}",
-            total - names.len(),
-            names.join(", ")
-        );
+}
+
+/// Write one namespace's import and, with `--judge`, its verdict; print what was done.
+fn import_one(imported: &Imported, args: &ImportArgs) -> Outcome {
+    let name = &imported.scenario.name;
+    let verdict_path = args.out.join(format!("{name}.verdict.txt"));
+    let also = if args.judge {
+        vec![verdict_path.clone()]
+    } else {
+        Vec::new()
+    };
+    match write(imported, &args.out, args.force, &also) {
+        Ok(line) => println!("{line}"),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Outcome::LeftOut;
+        }
     }
-    exit::BAD_INPUT
+    if !args.judge {
+        return Outcome::Written;
+    }
+    let judged = imported.judge_switched(
+        &args.budget.budget(),
+        args.switches.bug,
+        &args.switches.fixes,
+    );
+    let (outcome, text, line) = judged_text(judged);
+    if let Err(e) = std::fs::write(&verdict_path, text) {
+        eprintln!("error: {}: {e}", verdict_path.display());
+        return Outcome::LeftOut;
+    }
+    println!("  {line}: {}", verdict_path.display());
+    outcome
+}
+
+/// A judgement's outcome, the verdict file's text and the line that says it.
+fn judged_text(judged: Result<Verdict, NotJudged>) -> (Outcome, String, String) {
+    match judged {
+        Ok(verdict) => {
+            let text = judge::render(&verdict);
+            match verdict.headline() {
+                None => (Outcome::Conforms, text, "conforms".to_string()),
+                Some(headline) => (
+                    Outcome::DoesNotConform,
+                    text,
+                    format!("does not conform ({headline})"),
+                ),
+            }
+        }
+        Err(e) => {
+            let (outcome, text) = match e.exhausted() {
+                Some(exhausted) => (Outcome::TooLarge, format!("{e}; {}\n", exhausted.remedy())),
+                // What was written does not read back: the import's own fault, and the
+                // namespace is as good as not written.
+                None => (Outcome::LeftOut, format!("{e}\n")),
+            };
+            eprint!("error: {text}");
+            (outcome, text, "not judged".to_string())
+        }
+    }
 }
 
 /// Write an import's two files (after reading them back as `rsmc oracle` will) and say what
 /// was written.
-fn write(imported: &Imported, dir: &Path, force: bool) -> Result<String, String> {
+/// `also` are further files the caller will write: none of them may exist either, unless
+/// `force`.
+fn write(imported: &Imported, dir: &Path, force: bool, also: &[PathBuf]) -> Result<String, String> {
     let name = &imported.scenario.name;
     let scenario_path = dir.join(format!("{name}.yaml"));
     let observed_path = dir.join(format!("{name}.observed.json"));
-    for path in [&scenario_path, &observed_path] {
+    for path in [&scenario_path, &observed_path].into_iter().chain(also) {
         if !force && path.exists() {
             return Err(format!(
                 "{}: exists; remove it or pass --force to replace it",

@@ -983,30 +983,17 @@ fn import_writes_what_the_oracle_judges_and_refuses_bad_input() {
 #[test]
 fn a_namespace_left_out_of_a_whole_clusters_import_is_named_and_the_others_written() {
     let out = temp_dir("cluster");
-    std::fs::create_dir_all(&*out).unwrap();
-    let read = |name: &str| {
-        std::fs::read_to_string(repo(&format!("oracle/tests/audit/{name}.audit.log"))).unwrap()
-    };
-    let scale = read("scale.v1.20.2");
     // The orphan run's first pod creation logged without its object, as a policy at level
     // Metadata logs it.
-    let mut orphan: Vec<serde_json::Value> = read("delete-orphan")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let create = orphan
-        .iter()
-        .position(|l| l["verb"] == "create" && l["objectRef"]["resource"] == "pods")
-        .unwrap();
-    orphan[create]["level"] = serde_json::json!("Metadata");
-    let orphan_ns = orphan[create]["objectRef"]["namespace"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let log = out.join("cluster.audit.log");
-    let orphan: String = orphan.iter().map(|l| format!("{l}\n")).collect();
-    std::fs::write(&log, format!("{scale}{orphan}")).unwrap();
-    let line = scale.lines().count() + create + 1;
+    let mut line = 0;
+    let (log, orphan_ns) = two_namespaces(&out, |orphan, before| {
+        let create = orphan
+            .iter()
+            .position(|l| l["verb"] == "create" && l["objectRef"]["resource"] == "pods")
+            .unwrap();
+        orphan[create]["level"] = serde_json::json!("Metadata");
+        line = before + create + 1;
+    });
 
     let (code, stdout, err) = rsmc(&[
         "import",
@@ -1028,14 +1015,110 @@ fn a_namespace_left_out_of_a_whole_clusters_import_is_named_and_the_others_writt
         )),
         "{err}"
     );
-    let written: Vec<String> = std::fs::read_dir(&*out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".yaml"))
-        .collect();
+    let written = files_ending(&out, ".yaml");
     assert_eq!(written.len(), 1, "{written:?}");
     assert!(written[0].starts_with("rsmc-scale-"), "{written:?}");
     assert!(stdout.contains(&written[0]), "{stdout}");
+}
+
+/// `rsmc import --judge` judges each namespace it writes as `rsmc oracle` judges the two
+/// files, writes the verdict beside them and says it: here a whole cluster's audit log of
+/// `scale` (conforms) and `delete-orphan` with the adopting ReplicaSet's status doctored to
+/// count two replicas of its three (does not conform, naming the property its writes
+/// break); exit 1. The same with `--state-limit 1`: neither judged within the budget, exit 3.
+#[test]
+fn a_whole_clusters_import_is_judged_namespace_by_namespace() {
+    let out = temp_dir("judged");
+    // The adopting frontend's two status writes (lines 32 and 34 of its log), as
+    // oracle/tests/import.rs doctors them.
+    let (log, orphan_ns) = two_namespaces(&out, |orphan, _| {
+        for i in [31, 33] {
+            orphan[i]["responseObject"]["status"]["replicas"] = serde_json::json!(2);
+        }
+    });
+    let import = |extra: &[&str]| {
+        let mut args = vec![
+            "import",
+            "--audit-log",
+            log.to_str().unwrap(),
+            "--all-namespaces",
+            "--judge",
+            "--force",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        rsmc(&args)
+    };
+    let (code, stdout, err) = import(&[]);
+    assert_eq!(code, 1, "{stdout}{err}");
+    assert!(
+        err.contains(&format!(
+            "rsmc import: 2 of 2 namespaces written; 1 conform, 1 do not ({orphan_ns})"
+        )),
+        "{err}"
+    );
+    let verdicts = files_ending(&out, ".verdict.txt");
+    assert_eq!(verdicts.len(), 2, "{verdicts:?}");
+    for name in &verdicts {
+        let text = std::fs::read_to_string(out.join(name)).unwrap();
+        let path = out.join(name).display().to_string();
+        if name.starts_with(&orphan_ns) {
+            assert!(
+                stdout.contains("  does not conform (") && stdout.contains(&path),
+                "{stdout}"
+            );
+            assert!(text.contains("status consistent"), "{text}");
+        } else {
+            assert!(stdout.contains(&format!("  conforms: {path}")), "{stdout}");
+            assert!(text.contains("conforms"), "{text}");
+        }
+    }
+
+    let (code, stdout, err) = import(&["--state-limit", "1"]);
+    assert_eq!(code, 3, "{stdout}{err}");
+    assert!(
+        err.contains("2 not judged within the budget") && err.contains("--state-limit N"),
+        "{err}"
+    );
+}
+
+/// An audit log of two namespaces, `scale.v1.20.2`'s and `delete-orphan`'s, written to
+/// `dir`, the second doctored by `doctor` (given its lines and the number of lines before
+/// them); the log and the second namespace.
+fn two_namespaces(
+    dir: &Path,
+    doctor: impl FnOnce(&mut Vec<serde_json::Value>, usize),
+) -> (PathBuf, String) {
+    std::fs::create_dir_all(dir).unwrap();
+    let read = |name: &str| {
+        std::fs::read_to_string(repo(&format!("oracle/tests/audit/{name}.audit.log"))).unwrap()
+    };
+    let scale = read("scale.v1.20.2");
+    let mut orphan: Vec<serde_json::Value> = read("delete-orphan")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let orphan_ns = orphan[0]["objectRef"]["namespace"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    doctor(&mut orphan, scale.lines().count());
+    let log = dir.join("cluster.audit.log");
+    let orphan: String = orphan.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log, format!("{scale}{orphan}")).unwrap();
+    (log, orphan_ns)
+}
+
+/// The names of the files in `dir` that end with `suffix`, sorted.
+fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(suffix))
+        .collect();
+    names.sort();
+    names
 }
 
 /// Only an external controller can have its clock moved; asking for it otherwise is refused
