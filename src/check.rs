@@ -593,22 +593,29 @@ fn slug(name: &str) -> String {
     out.trim_matches('-').to_string()
 }
 
+/// Write a counterexample's trace, its text and, if the run can be one, its scenario.
 fn write_trace(
-    dir: &PathBuf,
+    dir: &std::path::Path,
     base: &str,
     trace: &Trace,
-    scenario: &str,
-) -> std::io::Result<(PathBuf, PathBuf, PathBuf)> {
+    scenario: Option<&str>,
+) -> std::io::Result<(PathBuf, PathBuf, Option<PathBuf>)> {
     std::fs::create_dir_all(dir)?;
     let json = dir.join(format!("{base}.trace.json"));
     let text = dir.join(format!("{base}.txt"));
-    let yaml = dir.join(format!("{base}.scenario.yaml"));
     std::fs::write(
         &json,
         serde_json::to_string_pretty(trace).expect("trace serialises"),
     )?;
     std::fs::write(&text, rsmc_oracle::views::trace_text::render(trace))?;
-    std::fs::write(&yaml, scenario)?;
+    let yaml = match scenario {
+        Some(scenario) => {
+            let yaml = dir.join(format!("{base}.scenario.yaml"));
+            std::fs::write(&yaml, scenario)?;
+            Some(yaml)
+        }
+        None => None,
+    };
     Ok((json, text, yaml))
 }
 
@@ -630,22 +637,36 @@ fn record(
         verdict.name,
         args.config_name()
     );
-    let mut scenario = rsmc_oracle::scenario::forced_counterexample(
-        model,
-        states,
-        actions,
-        &name,
-        &description,
-        &verdict.name,
-    );
-    scenario.profile = Some(model.profile);
-    // A cluster run of it says whether it reproduced the known race, or the bug switched on.
-    scenario.reproduces = rsmc_spec::bugs::reproduced_by(&verdict.name, actions, model.sem.bug);
-    match write_trace(&args.out, &name, trace, &scenario.to_yaml()) {
+    let scenario = match rsmc_oracle::scenario::unexpressible(states, actions) {
+        Some(why) => {
+            eprintln!(
+                "rsmc check: the counterexample of {:?} is written as a trace only: {why}",
+                verdict.name
+            );
+            None
+        }
+        None => {
+            let mut scenario = rsmc_oracle::scenario::forced_counterexample(
+                model,
+                states,
+                actions,
+                &name,
+                &description,
+                &verdict.name,
+            );
+            scenario.profile = Some(model.profile);
+            // A cluster run of it says whether it reproduced the known race, or the bug
+            // switched on.
+            scenario.reproduces =
+                rsmc_spec::bugs::reproduced_by(&verdict.name, actions, model.sem.bug);
+            Some(scenario.to_yaml())
+        }
+    };
+    match write_trace(&args.out, &name, trace, scenario.as_deref()) {
         Ok((json, text, yaml)) => {
             verdict.trace = Some(json);
             verdict.text = Some(text);
-            verdict.scenario = Some(yaml);
+            verdict.scenario = yaml;
         }
         Err(e) => {
             eprintln!(

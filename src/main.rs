@@ -306,7 +306,7 @@ pub struct CheckArgs {
     #[arg(long, default_value = "k8s-1.20")]
     pub profile: Profile,
     /// A preset (small, default, deep), a catalogue configuration (catalogue/NAME), a
-    /// property configuration (properties/owners) or a JSON file overriding a preset
+    /// property configuration (properties/owners, properties/other-owners) or a JSON file overriding a preset
     /// (default: `default`, or with `--bug` the configuration the catalogue names for it).
     #[arg(long)]
     pub config: Option<String>,

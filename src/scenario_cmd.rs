@@ -49,6 +49,10 @@ pub fn run(args: &ScenarioArgs) -> i32 {
             .map(|p| format!(" (a counterexample of \"{p}\")"))
             .unwrap_or_default()
     );
+    if let Some(why) = scenario::unexpressible(&states, &actions) {
+        eprintln!("error: {file}: {why}");
+        return exit::BAD_INPUT;
+    }
     let mut scenario = match (&trace.property, args.open) {
         (_, true) => scenario::from_run(&model, &states, &actions, &name, &description),
         (Some(property), false) => scenario::forced_counterexample(

@@ -60,6 +60,10 @@ pub fn run(args: &TracesArgs) -> i32 {
             model.profile.name(),
             run.targets.join("; ")
         );
+        if let Some(why) = scenario::unexpressible(&run.states, &run.actions) {
+            eprintln!("error: {name}: {why}");
+            return exit::BAD_INPUT;
+        }
         let mut scenario =
             scenario::from_run(&run.model, &run.states, &run.actions, &name, &description);
         scenario.profile = Some(model.profile);

@@ -122,11 +122,11 @@ fn a_configuration_where_everything_holds_exits_0_and_reports_every_property() {
     let report: serde_json::Value = serde_json::from_str(&out).expect("JSON report");
     assert!(report["unique_states"].as_u64().unwrap() > 1000, "{report}");
     let props = report["properties"].as_array().unwrap();
-    assert_eq!(props.len(), 20);
+    assert_eq!(props.len(), 22);
     for p in props.iter().filter(|p| p["kind"] != "coverage") {
         assert_eq!(p["result"], "holds", "{p}");
     }
-    assert_eq!(props[19]["kind"], "liveness");
+    assert_eq!(props[21]["kind"], "liveness");
     // The convergence search identifies states up to revisions only, not up to pod renaming:
     // it meets as many states as the safety search with the symmetry off, and more than with.
     let (code, out, _) = rsmc(&[

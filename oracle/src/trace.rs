@@ -16,7 +16,8 @@
 //!       "action": <Action>,                 // externally tagged, e.g. {"ScaleReplicaSet": {"name": "frontend", "replicas": 1}}
 //!       "description": "user: kubectl scale rs/frontend --replicas=1",
 //!       "replicasets": { "<name>": <ReplicaSet> },   // the API server's objects after the step
-//!       "pods": { "<name>": <Pod> }
+//!       "pods": { "<name>": <Pod> },
+//!       "others": [ <OtherOwner> ]          // owners of other kinds, only where there are any
 //!     }, …
 //!   ],
 //!   "initial": { "replicasets": {…}, "pods": {…} },
@@ -40,7 +41,7 @@ use rsmc_spec::api::View;
 use rsmc_spec::bugs::{Bug, Fix};
 use rsmc_spec::config::Config;
 use rsmc_spec::model::{Action, RsModel, State};
-use rsmc_spec::object::{Pod, ReplicaSet};
+use rsmc_spec::object::{OtherOwner, Pod, ReplicaSet};
 use rsmc_spec::profile::Profile;
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +53,9 @@ pub const SCHEMA: &str = "rsmc-trace/v1";
 pub struct Objects {
     pub replicasets: View<ReplicaSet>,
     pub pods: View<Pod>,
+    /// The owners of other kinds (written only where there are any).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<OtherOwner>,
 }
 
 impl Objects {
@@ -59,6 +63,7 @@ impl Objects {
         Objects {
             replicasets: state.api.replicasets.clone(),
             pods: state.api.pods.clone(),
+            others: state.api.others.clone(),
         }
     }
 }

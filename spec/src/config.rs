@@ -7,7 +7,9 @@
 
 use crate::api::validation::replicaset_create_errors;
 use crate::api::Propagation;
-use crate::object::{LabelSelector, Labels, ReplicaSet};
+use crate::object::{
+    LabelSelector, Labels, OtherKind, OtherOwner, OwnerKind, OwnerReference, Pod, ReplicaSet,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
@@ -84,10 +86,16 @@ pub const CATALOGUE_CONFIGS: [(&str, &str); 14] = [
 /// Configurations of their own for a group of properties (`spec/presets/properties/`), by
 /// the name `--config` takes: each is an override of a preset with the environment moves
 /// those properties speak of, small enough to check on every change.
-pub const PROPERTY_CONFIGS: [(&str, &str); 1] = [(
-    "properties/owners",
-    include_str!("../presets/properties/owners.json"),
-)];
+pub const PROPERTY_CONFIGS: [(&str, &str); 2] = [
+    (
+        "properties/owners",
+        include_str!("../presets/properties/owners.json"),
+    ),
+    (
+        "properties/other-owners",
+        include_str!("../presets/properties/other-owners.json"),
+    ),
+];
 
 /// A ReplicaSet the environment may create (or that exists from the start).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +128,68 @@ pub struct PodDecl {
     pub name: String,
     pub labels: Labels,
     pub exists_at_start: bool,
+    /// The pod's owner references when it is created: owners of other kinds declared in
+    /// `otherOwners` that exist from the start (a pod another controller made, as a
+    /// StatefulSet's or a Job's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owners: Vec<PodOwnerDecl>,
+}
+
+/// An owner reference of a declared pod, to a declared owner of another kind.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PodOwnerDecl {
+    /// The owner's `kind`, as declared in `otherOwners`.
+    pub kind: String,
+    pub name: String,
+    #[serde(default)]
+    pub controller: bool,
+    #[serde(default)]
+    pub block_owner_deletion: bool,
+}
+
+/// An owner of another kind (a StatefulSet, a Job, a ConfigMap; see
+/// [`crate::object::other_owner`]) that the user may create or delete, or that exists from
+/// the start.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OtherOwnerDecl {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub exists_at_start: bool,
+}
+
+impl OtherOwnerDecl {
+    pub fn kind(&self) -> OtherKind {
+        OtherKind::new(&self.api_version, &self.kind)
+    }
+}
+
+impl PodDecl {
+    /// The pod as created, its references naming the owners in `others` (which must hold
+    /// them: the configuration is validated).
+    pub fn object(&self, others: &[OtherOwner], decls: &[OtherOwnerDecl]) -> Pod {
+        let mut pod = Pod::new(&self.name, self.labels.clone());
+        for o in &self.owners {
+            let decl = decls
+                .iter()
+                .find(|d| d.kind == o.kind && d.name == o.name)
+                .expect("a validated pod names declared owners");
+            let owner = others
+                .iter()
+                .find(|x| x.kind == decl.kind() && x.name == o.name)
+                .expect("a validated pod's owners exist from the start");
+            pod.meta.owner_references.push(OwnerReference {
+                kind: OwnerKind::Other(decl.kind()),
+                name: o.name.clone(),
+                uid: owner.uid,
+                controller: o.controller,
+                block_owner_deletion: o.block_owner_deletion,
+            });
+        }
+        pod
+    }
 }
 
 /// Which environment moves are enabled, and how many the environment may make.
@@ -156,6 +226,13 @@ pub struct Environment {
     /// `GC_SPARES_PODS_OTHER_OWNERS_HOLD`.
     #[serde(default)]
     pub add_owner_reference: bool,
+    /// A client may create a declared owner of another kind that does not exist (again:
+    /// with a new UID).
+    #[serde(default)]
+    pub create_other_owner: bool,
+    /// A client may delete a declared owner of another kind (propagation Background).
+    #[serde(default)]
+    pub delete_other_owner: bool,
     /// Seconds that may pass. Timestamps are whole seconds, so without ticks every pod is
     /// created (and turns ready) in the same second and the ranking's time rules all tie.
     #[serde(default)]
@@ -222,6 +299,9 @@ impl InformerConfig {
 pub struct Config {
     pub replicasets: Vec<ReplicaSetDecl>,
     pub pods: Vec<PodDecl>,
+    /// Owners of other kinds that pods may name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_owners: Vec<OtherOwnerDecl>,
     /// Label sets the user may relabel a pod to.
     pub relabel_to: Vec<Labels>,
     /// Nodes the scheduler may bind pods to.
@@ -234,9 +314,9 @@ pub struct Config {
 /// A configuration that could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("unknown configuration {0:?}: give a preset (small, default, deep), a catalogue configuration (catalogue/NAME, see rsmc bugs), a property configuration (properties/owners) or a path to a JSON file")]
+    #[error("unknown configuration {0:?}: give a preset (small, default, deep), a catalogue configuration (catalogue/NAME, see rsmc bugs), a property configuration (properties/owners, properties/other-owners) or a path to a JSON file")]
     Unknown(String),
-    #[error("{0}: no such configuration file (a configuration is a preset: small, default, deep; a catalogue configuration, catalogue/NAME; a property configuration, properties/owners; or a path to a JSON file)")]
+    #[error("{0}: no such configuration file (a configuration is a preset: small, default, deep; a catalogue configuration, catalogue/NAME; a property configuration, properties/owners or properties/other-owners; or a path to a JSON file)")]
     NoSuchFile(String),
     #[error("{path}: cannot read: {source}")]
     Read {
@@ -425,6 +505,50 @@ impl Config {
                 return fail(
                     format!("pods[{i}].name"),
                     format!("duplicate name {:?}", pod.name),
+                );
+            }
+            for (j, o) in pod.owners.iter().enumerate() {
+                let declared = self
+                    .other_owners
+                    .iter()
+                    .find(|d| d.kind == o.kind && d.name == o.name);
+                if !declared.is_some_and(|d| d.exists_at_start) || !pod.exists_at_start {
+                    return fail(
+                        format!("pods[{i}].owners[{j}]"),
+                        format!(
+                            "expected an owner declared in otherOwners that exists from the start, named by a pod that does too (a reference needs its owner's UID), got {} {:?}",
+                            o.kind, o.name
+                        ),
+                    );
+                }
+            }
+            if pod.owners.iter().filter(|o| o.controller).count() > 1 {
+                return fail(
+                    format!("pods[{i}].owners"),
+                    "at most one reference may be the controller's".into(),
+                );
+            }
+        }
+        for (i, o) in self.other_owners.iter().enumerate() {
+            if OwnerKind::of(&o.api_version, &o.kind) == OwnerKind::ReplicaSet {
+                return fail(
+                    format!("otherOwners[{i}].kind"),
+                    "a ReplicaSet is declared in replicasets".into(),
+                );
+            }
+            if o.kind.is_empty() || o.api_version.is_empty() || o.name.is_empty() {
+                return fail(
+                    format!("otherOwners[{i}]"),
+                    "expected a non-empty apiVersion, kind and name".into(),
+                );
+            }
+            if self.other_owners[..i]
+                .iter()
+                .any(|x| x.kind == o.kind && x.name == o.name)
+            {
+                return fail(
+                    format!("otherOwners[{i}].name"),
+                    format!("duplicate {} {:?}", o.kind, o.name),
                 );
             }
         }

@@ -27,7 +27,7 @@
 //! ([`GcWork::Orphan`]) is enabled once the GC's view shows no dependent left.
 
 use crate::api::{ApiServer, DeleteOptions, OwnerRefPatch, Propagation, Request, View};
-use crate::object::{Finalizer, Pod, ReplicaSet, Uid};
+use crate::object::{Finalizer, OtherOwner, OwnerKind, OwnerReference, Pod, ReplicaSet, Uid};
 use serde::{Deserialize, Serialize};
 
 /// A work item of the garbage collector.
@@ -79,19 +79,34 @@ fn deleting_dependents(rs: &ReplicaSet) -> bool {
     rs.meta.is_deleting() && rs.meta.has_finalizer(Finalizer::ForegroundDeletion)
 }
 
-/// The work items the GC's view gives rise to.
-pub fn work_items(rs: &View<ReplicaSet>, pods: &View<Pod>) -> Vec<GcWork> {
+/// Whether an owner of another kind that `r` names exists with that UID: the collector's
+/// live GET (`isDangling`), made of `others`, the API server's owners of other kinds.
+fn other_exists(others: &[OtherOwner], r: &OwnerReference) -> bool {
+    match &r.kind {
+        OwnerKind::ReplicaSet => false,
+        OwnerKind::Other(kind) => others
+            .iter()
+            .any(|o| o.kind == *kind && o.name == r.name && o.uid == r.uid),
+    }
+}
+
+/// The work items the GC's view gives rise to. An owner of another kind is looked up in
+/// `others` (live; see [`crate::object::other_owner`]): a dependent whose owner of another
+/// kind is gone is an item at once, as after the graph builder's virtual node for it turned
+/// out absent.
+pub fn work_items(rs: &View<ReplicaSet>, pods: &View<Pod>, others: &[OtherOwner]) -> Vec<GcWork> {
     let mut items = Vec::new();
     for pod in pods.values() {
         // attemptToDeleteItem skips an object already being deleted (it waits for it to go).
         if pod.meta.is_deleting() {
             continue;
         }
-        let interesting = pod
-            .meta
-            .owner_references
-            .iter()
-            .any(|r| owner_in_view(rs, &r.name, r.uid).is_none_or(deleting_dependents));
+        let interesting = pod.meta.owner_references.iter().any(|r| match r.kind {
+            OwnerKind::ReplicaSet => {
+                owner_in_view(rs, &r.name, r.uid).is_none_or(deleting_dependents)
+            }
+            OwnerKind::Other(_) => !other_exists(others, r),
+        });
         if interesting {
             items.push(GcWork::AttemptToDelete {
                 pod: pod.meta.name.clone(),
@@ -136,10 +151,21 @@ enum OwnerState {
     Waiting,
 }
 
-fn classify(api: &ApiServer, name: &str, uid: Uid) -> OwnerState {
-    match api.replicasets.get(name) {
-        Some(o) if o.meta.uid == uid && deleting_dependents(o) => OwnerState::Waiting,
-        Some(o) if o.meta.uid == uid => OwnerState::Solid,
+/// `isDangling` and the classification of what it found: the owner looked up live by kind
+/// and name, dangling if absent or of another UID, waiting if it is deleting its dependents
+/// in the foreground (an owner of another kind is deleted at once, so never waits), solid
+/// otherwise.
+fn classify(api: &ApiServer, r: &OwnerReference) -> OwnerState {
+    if let OwnerKind::Other(_) = r.kind {
+        return if other_exists(&api.others, r) {
+            OwnerState::Solid
+        } else {
+            OwnerState::Dangling
+        };
+    }
+    match api.replicasets.get(&r.name) {
+        Some(o) if o.meta.uid == r.uid && deleting_dependents(o) => OwnerState::Waiting,
+        Some(o) if o.meta.uid == r.uid => OwnerState::Solid,
         _ => OwnerState::Dangling,
     }
 }
@@ -155,7 +181,7 @@ pub fn request(item: &GcWork, api: &ApiServer, view_pods: &View<Pod>) -> Option<
                 .meta
                 .owner_references
                 .iter()
-                .map(|r| (r.uid, classify(api, &r.name, r.uid)))
+                .map(|r| (r.uid, classify(api, r)))
                 .collect();
             if classes.is_empty() {
                 return None;
@@ -245,4 +271,124 @@ fn orphaning(api: &ApiServer, name: &str, uid: Uid) -> bool {
     api.replicasets
         .get(name)
         .is_some_and(|o| o.meta.uid == uid && o.meta.has_finalizer(Finalizer::Orphan))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object::{labels, LabelSelector, OtherKind, OwnerReference};
+
+    fn configmap() -> OtherKind {
+        OtherKind::new("v1", "ConfigMap")
+    }
+
+    /// An API server with `frontend`, the ConfigMap `keeper` and a pod `p` whose references
+    /// `refs` makes from their UIDs: the ReplicaSet's, the ConfigMap's.
+    fn cluster(refs: impl Fn(Uid, Uid) -> Vec<OwnerReference>) -> ApiServer {
+        let mut api = ApiServer::default();
+        let tier = labels(&[("tier", "frontend")]);
+        let rs = ReplicaSet::new(
+            "frontend",
+            1,
+            LabelSelector::match_labels(&[("tier", "frontend")]),
+            tier.clone(),
+        );
+        api.apply(&Request::CreateReplicaSet(rs)).unwrap();
+        api.apply(&Request::CreateOther {
+            kind: configmap(),
+            name: "keeper".into(),
+        })
+        .unwrap();
+        let (rs_uid, cm_uid) = (api.replicasets["frontend"].meta.uid, api.others[0].uid);
+        let mut pod = Pod::new("p", tier);
+        pod.meta.owner_references = refs(rs_uid, cm_uid);
+        api.apply(&Request::CreatePod(pod)).unwrap();
+        api
+    }
+
+    fn keeper(uid: Uid, controller: bool) -> OwnerReference {
+        OwnerReference {
+            kind: OwnerKind::Other(configmap()),
+            name: "keeper".into(),
+            uid,
+            controller,
+            block_owner_deletion: false,
+        }
+    }
+
+    fn delete_keeper(api: &mut ApiServer) {
+        api.apply(&Request::DeleteOther {
+            kind: configmap(),
+            name: "keeper".into(),
+        })
+        .unwrap();
+    }
+
+    /// What the collector does with `p`: its work items and their requests.
+    fn decided(api: &ApiServer) -> Vec<Option<Request>> {
+        work_items(&api.replicasets, &api.pods, &api.others)
+            .iter()
+            .map(|w| request(w, api, &api.pods))
+            .collect()
+    }
+
+    /// A pod whose only owner is a ConfigMap is left while the ConfigMap lives, and deleted
+    /// once it is gone, or there again under another UID (`isDangling` compares the UID).
+    #[test]
+    fn a_pod_of_a_gone_owner_of_another_kind_is_deleted() {
+        let mut api = cluster(|_, cm| vec![keeper(cm, true)]);
+        assert_eq!(decided(&api), vec![]);
+        delete_keeper(&mut api);
+        api.apply(&Request::CreateOther {
+            kind: configmap(),
+            name: "keeper".into(),
+        })
+        .unwrap();
+        assert!(matches!(
+            decided(&api).as_slice(),
+            [Some(Request::DeletePod { name, .. })] if name == "p"
+        ));
+    }
+
+    /// A pod the ReplicaSet controls that also names the ConfigMap: the ConfigMap's deletion
+    /// leaves the pod, and the collector patches the dangling reference away
+    /// (`attemptToDeleteItem` with a solid owner left).
+    #[test]
+    fn a_dangling_reference_to_another_kind_is_patched_away_while_a_replicaset_holds_the_pod() {
+        let mut api = cluster(|rs, cm| {
+            vec![
+                OwnerReference::controller_of("frontend", rs),
+                keeper(cm, false),
+            ]
+        });
+        let cm = api.others[0].uid;
+        delete_keeper(&mut api);
+        assert!(matches!(
+            decided(&api).as_slice(),
+            [Some(Request::PatchPodOwnerReferences { patch: OwnerRefPatch::Remove(uids), .. })] if *uids == vec![cm]
+        ));
+    }
+
+    /// A live ConfigMap keeps a pod whose ReplicaSet is gone: its reference is patched away
+    /// and the pod lives on, held by the ConfigMap.
+    #[test]
+    fn a_live_owner_of_another_kind_keeps_a_pod_whose_replicaset_is_gone() {
+        let mut api = cluster(|rs, cm| {
+            vec![
+                OwnerReference::controller_of("frontend", rs),
+                keeper(cm, false),
+            ]
+        });
+        let rs = api.replicasets["frontend"].meta.uid;
+        api.apply(&Request::DeleteReplicaSet {
+            name: "frontend".into(),
+            options: DeleteOptions::default(),
+        })
+        .unwrap();
+        assert!(api.replicasets.is_empty());
+        assert!(matches!(
+            decided(&api).as_slice(),
+            [Some(Request::PatchPodOwnerReferences { patch: OwnerRefPatch::Remove(uids), .. })] if *uids == vec![rs]
+        ));
+    }
 }

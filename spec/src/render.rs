@@ -290,14 +290,14 @@ fn controlled_by(api: &ApiServer, pod: &Pod) -> String {
     let Some(r) = pod.meta.controller_ref() else {
         return "<none>".into();
     };
-    let (kind, live) = match r.kind {
-        OwnerKind::ReplicaSet => (
-            "ReplicaSet",
-            api.replicasets
-                .get(&r.name)
-                .is_some_and(|rs| rs.meta.uid == r.uid),
-        ),
+    let live = match &r.kind {
+        OwnerKind::ReplicaSet => api
+            .replicasets
+            .get(&r.name)
+            .is_some_and(|rs| rs.meta.uid == r.uid),
+        OwnerKind::Other(kind) => api.other(kind, &r.name).is_some_and(|o| o.uid == r.uid),
     };
+    let kind = r.kind.kind();
     if live {
         format!("{kind}/{}", r.name)
     } else {

@@ -35,7 +35,7 @@ fn each_dependent_is_orphaned_by_its_own_step_then_the_finalizer_goes() {
 
     // Both dependents are work of their own; the finalizer removal is not yet enabled.
     let (rss, pods) = view(&api);
-    let items = work_items(&rss, &pods);
+    let items = work_items(&rss, &pods, &[]);
     let dependents: Vec<&str> = items
         .iter()
         .filter_map(|w| match w {
@@ -60,13 +60,13 @@ fn each_dependent_is_orphaned_by_its_own_step_then_the_finalizer_goes() {
     assert!(request(b, &api, &pods).is_none());
 
     let (rss, pods) = view(&api);
-    let items = work_items(&rss, &pods);
+    let items = work_items(&rss, &pods, &[]);
     assert_eq!(items.len(), 1, "{items:?}");
     let req = request(&items[0], &api, &pods).expect("a is still owned");
     must(&mut api, req);
 
     let (rss, pods) = view(&api);
-    let items = work_items(&rss, &pods);
+    let items = work_items(&rss, &pods, &[]);
     assert!(matches!(&items[..], [GcWork::Orphan { .. }]), "{items:?}");
     let req = request(&items[0], &api, &pods).expect("the finalizer is there");
     must(&mut api, req);

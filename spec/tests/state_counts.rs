@@ -3,7 +3,7 @@
 //! alter what the model explores, and say why in the commit.
 
 use rsmc_spec::config::Config;
-use rsmc_spec::model::{properties, RsModel};
+use rsmc_spec::model::{properties, RsModel, State};
 use rsmc_spec::profile::Profile;
 use stateright::{Checker, Model};
 
@@ -125,6 +125,77 @@ fn owners_configuration_holds_and_reaches_a_pod_held_by_another_owner() {
     }
 }
 
+/// `properties/other-owners`: a ConfigMap `keeper` controls the bare pod `held` and is a
+/// second owner (not the controller) of `shared`, both matching `frontend`'s selector; the
+/// user may delete the ConfigMap and create it again (another UID, which the pods'
+/// references do not name). The controller never claims `held`, adopts
+/// `shared` keeping the ConfigMap's reference (the search reaches it), and the garbage
+/// collector collects what upstream's `attemptToDeleteItem` collects; nothing is violated in
+/// either profile. (Deleting `frontend` as well would find the two races of
+/// `properties/owners`' kind that upstream has whatever the owner's kind: the adoption that
+/// lands after the recheck, and the scale-down delete without a precondition.) That
+/// `frontend` never controls `held` is checked on every reachable state; with the catalogue's
+/// `steal-controlled-pods` (a ReplicaSet that decides ownership by its selector alone) it
+/// does in some, so the check can fail.
+#[test]
+fn other_owners_configuration_holds_and_reaches_their_pods() {
+    let (_, text) = rsmc_spec::config::PROPERTY_CONFIGS
+        .iter()
+        .find(|(n, _)| *n == "properties/other-owners")
+        .unwrap();
+    for (profile, pinned) in [
+        (Profile::K8s120, PINNED_OTHER_OWNERS_120),
+        (Profile::Upstream, PINNED_OTHER_OWNERS_UP),
+    ] {
+        let (unique, depth, violated, reached) = explore_all(text, profile, 1);
+        assert!(violated.is_empty(), "{profile}: {violated:?}");
+        for coverage in [
+            properties::REACH_ANOTHER_KINDS_POD_MATCHES,
+            properties::REACH_SHARED_WITH_ANOTHER_KIND,
+        ] {
+            assert!(reached.contains(&coverage), "{profile}: {reached:?}");
+        }
+        assert_eq!((unique, depth), pinned, "{profile}");
+    }
+    let taken = |bug: Option<rsmc_spec::bugs::Bug>| {
+        let config = Config::from_json("inline", text).expect("config");
+        let mut model = RsModel::new(config, Profile::K8s120);
+        model.sem = model.sem.switched(bug, &[]);
+        reachable(&model).iter().any(|s| {
+            s.api.pods.get("held").is_some_and(|p| {
+                p.meta
+                    .controller_ref()
+                    .is_some_and(|r| r.kind == rsmc_spec::object::OwnerKind::ReplicaSet)
+            })
+        })
+    };
+    assert!(!taken(None), "frontend took the ConfigMap's pod");
+    assert!(
+        taken(Some(rsmc_spec::bugs::Bug::StealControlledPods)),
+        "a selector-only controller never took the ConfigMap's pod"
+    );
+}
+
+/// Every state of `model` reachable from its initial state, by a plain search: for
+/// assertions on states that none of the model's properties states.
+fn reachable(model: &RsModel) -> Vec<State> {
+    let mut seen: std::collections::HashSet<State> = model.init_states().into_iter().collect();
+    let mut queue: Vec<State> = seen.iter().cloned().collect();
+    let mut actions = Vec::new();
+    while let Some(state) = queue.pop() {
+        actions.clear();
+        model.actions(&state, &mut actions);
+        for action in actions.drain(..) {
+            if let Some(next) = model.next_state(&state, action) {
+                if seen.insert(next.clone()) {
+                    queue.push(next);
+                }
+            }
+        }
+    }
+    seen.into_iter().collect()
+}
+
 /// (unique states, max depth), explored with one thread so the depth is exact BFS depth.
 ///
 /// History: timestamps became whole seconds of an explicit clock (no ticks in these
@@ -166,3 +237,6 @@ const PINNED_CRASH: (usize, usize) = (6832, 42);
 /// `properties/owners` (unique states, max depth), explored with one thread.
 const PINNED_OWNERS_120: (usize, usize) = (199853, 55);
 const PINNED_OWNERS_UP: (usize, usize) = (127506, 47);
+/// `properties/other-owners` (unique states, max depth), explored with one thread.
+const PINNED_OTHER_OWNERS_120: (usize, usize) = (11158, 50);
+const PINNED_OTHER_OWNERS_UP: (usize, usize) = (5742, 43);

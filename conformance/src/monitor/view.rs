@@ -946,7 +946,7 @@ fn statuses_off(cluster: &Snapshot) -> Vec<(String, String)> {
         let s = &rs.status;
         let found = [Condition::StatusCountsPods, Condition::GenerationObserved]
             .into_iter()
-            .find_map(|c| c.broken(&one, &cluster.pods))
+            .find_map(|c| c.broken(&one, &cluster.pods, &[]))
             .or_else(|| {
                 (s.ready_replicas > s.replicas || s.available_replicas > s.ready_replicas).then(
                     || {

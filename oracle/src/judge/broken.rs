@@ -54,7 +54,7 @@ use rsmc_spec::controller::ranking;
 use rsmc_spec::liveness::converged::broken_conditions;
 use rsmc_spec::model::properties::{
     adoption_allowed, another_owner_keeps, controller_keeps, over_created, status_consistent,
-    ADOPTION_RULES, DELETE_ONLY_CONTROLLED, GC_DELETES_ONLY_DEPENDENTS_OF_GONE,
+    Owners, ADOPTION_RULES, DELETE_ONLY_CONTROLLED, GC_DELETES_ONLY_DEPENDENTS_OF_GONE,
     GC_SPARES_PODS_OTHER_OWNERS_HOLD, NO_CREATE_WHILE_DELETING, NO_OVER_CREATION, NO_STEALING,
     ORPHAN_KEEPS_DEPENDENTS, SCALE_DOWN_RANKED, SINGLE_CONTROLLER, STATUS_CONSISTENT,
 };
@@ -152,14 +152,14 @@ pub fn condition_written(
         }
         _ => None,
     };
-    broken_conditions(&this, &cluster.pods)
+    broken_conditions(&this, &cluster.pods, &[])
         .into_iter()
         .map(|u| u.condition)
         .filter(|c| c.of_status())
         .find(|c| {
             instead
                 .as_ref()
-                .is_none_or(|a| c.broken(a, &cluster.pods).is_none())
+                .is_none_or(|a| c.broken(a, &cluster.pods, &[]).is_none())
         })
         .map(|c| c.name())
 }
@@ -224,7 +224,8 @@ pub fn in_recording(observed: &Observed, sem: &Semantics) -> Vec<BrokenWrite> {
 /// expectations' 5 minutes) would move it on.
 pub fn unconverged_at_the_end(observed: &Observed) -> Option<String> {
     let last = &observed.segments.last()?.settled;
-    let broken = rsmc_spec::liveness::converged::broken_conditions(&last.replicasets, &last.pods);
+    let broken =
+        rsmc_spec::liveness::converged::broken_conditions(&last.replicasets, &last.pods, &[]);
     let first = broken.first()?;
     Some(format!(
         "quiet at its last settle point but not converged: {first}"
@@ -354,10 +355,16 @@ fn deleted(
         return Some(ORPHAN_KEEPS_DEPENDENTS);
     }
     if by == Some(Component::GarbageCollector) {
-        if controller_keeps(&cluster.replicasets, pod) {
+        // A recording names owners of the ReplicaSet kind only (the import refuses others),
+        // so the cluster's owners are its ReplicaSets.
+        let owners = Owners {
+            replicasets: &cluster.replicasets,
+            others: &[],
+        };
+        if controller_keeps(owners, pod) {
             return Some(GC_DELETES_ONLY_DEPENDENTS_OF_GONE);
         }
-        if another_owner_keeps(&cluster.replicasets, pod) {
+        if another_owner_keeps(owners, pod) {
             return Some(GC_SPARES_PODS_OTHER_OWNERS_HOLD);
         }
     }

@@ -358,13 +358,14 @@ fn judge_outcome(
 /// not named: where the model itself settles unconverged (a fault injected, an upstream bug
 /// switched on), breaking it is not what set the cluster apart.
 fn settled_breaks(settled: &Snapshot, allowed: &[State]) -> Option<&'static str> {
-    converged::broken_conditions(&settled.replicasets, &settled.pods)
+    converged::broken_conditions(&settled.replicasets, &settled.pods, &[])
         .into_iter()
         .map(|u| u.condition)
         .find(|c| {
-            allowed
-                .iter()
-                .all(|s| c.broken(&s.api.replicasets, &s.api.pods).is_none())
+            allowed.iter().all(|s| {
+                c.broken(&s.api.replicasets, &s.api.pods, &s.api.others)
+                    .is_none()
+            })
         })
         .map(|c| c.name())
 }

@@ -152,7 +152,7 @@ pub struct RecordedBreak {
 impl RecordedBreak {
     /// The first condition `settled` breaks, if it breaks one.
     pub(crate) fn of(settled: &Snapshot) -> Option<RecordedBreak> {
-        converged::broken_conditions(&settled.replicasets, &settled.pods)
+        converged::broken_conditions(&settled.replicasets, &settled.pods, &[])
             .into_iter()
             .next()
             .map(|u| RecordedBreak {

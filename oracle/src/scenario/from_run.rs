@@ -24,6 +24,30 @@ use rsmc_spec::model::{Action, PodSelection, PodSet, RsModel, State};
 use rsmc_spec::object::{LabelSelector, Pod};
 use std::sync::Arc;
 
+/// Why a run cannot be written as a scenario, if it cannot: the scenario language has no
+/// step yet for owners of other kinds (their creation and deletion, pods that name them), so
+/// a run that has them would be written without them and replay as another run. Every
+/// conversion below expects a run for which this is `None`.
+pub fn unexpressible(states: &[State], actions: &[Action]) -> Option<String> {
+    let start = states
+        .first()
+        .map(|s| s.api.others.as_slice())
+        .unwrap_or_default();
+    let moved = actions.iter().find_map(|a| match a {
+        Action::CreateOther { kind, name } | Action::DeleteOther { kind, name } => {
+            Some(format!("{}/{name}", kind.kind))
+        }
+        _ => None,
+    });
+    let named = start
+        .first()
+        .map(|o| format!("{}/{}", o.kind.kind, o.name))
+        .or(moved)?;
+    Some(format!(
+        "the run has an owner of another kind ({named}), which a scenario cannot express yet"
+    ))
+}
+
 /// The scenario of a run, with its timing left open: `states[i + 1]` is `actions[i]` taken
 /// in `states[i]`.
 pub fn from_run(

@@ -11,6 +11,7 @@ pub fn tables(objects: &crate::trace::Objects) -> String {
     wide_tables(&ApiServer {
         replicasets: objects.replicasets.clone(),
         pods: objects.pods.clone(),
+        others: objects.others.clone(),
         ..ApiServer::default()
     })
 }

@@ -167,7 +167,7 @@ impl RequestPattern {
 impl Request {
     /// The request's verb, resource and the object it names (none for a pod create); `None`
     /// for the writes of a pod's subresources (the scheduler's binding, the kubelet's
-    /// status), which no controller sends.
+    /// status) and a client's writes of other kinds, which no controller sends.
     pub fn verb_resource_name(&self) -> Option<(Verb, Resource, Option<&str>)> {
         use Request as R;
         Some(match self {
@@ -187,7 +187,11 @@ impl Request {
             R::DeletePod { name, .. } | R::FinishPodDeletion { name } => {
                 (Verb::Delete, Resource::Pods, Some(name))
             }
-            R::BindPod { .. } | R::SetPodStatus { .. } | R::SetPodRestarts { .. } => return None,
+            R::BindPod { .. }
+            | R::SetPodStatus { .. }
+            | R::SetPodRestarts { .. }
+            | R::CreateOther { .. }
+            | R::DeleteOther { .. } => return None,
         })
     }
 }

@@ -1,8 +1,8 @@
 //! The requests clients send to the API server, and their successful responses.
 
 use crate::object::{
-    Finalizer, Labels, OwnerReference, Pod, PodPhase, ReplicaSet, ReplicaSetStatus, Rv, Uid,
-    POD_DELETION_COST,
+    Finalizer, Labels, OtherKind, OwnerReference, Pod, PodPhase, ReplicaSet, ReplicaSetStatus, Rv,
+    Uid, POD_DELETION_COST,
 };
 use serde::{Deserialize, Serialize};
 
@@ -168,6 +168,17 @@ pub enum Request {
     FinishPodDeletion {
         name: String,
     },
+    /// A client's create of an owner of another kind ([`crate::object::OtherOwner`]).
+    CreateOther {
+        kind: OtherKind,
+        name: String,
+    },
+    /// A client's delete of an owner of another kind, with propagation Background: the
+    /// owner is gone at once, and the garbage collector deals with its dependents.
+    DeleteOther {
+        kind: OtherKind,
+        name: String,
+    },
 }
 
 /// A successful response.
@@ -256,8 +267,12 @@ impl std::fmt::Display for Request {
                     let sep = if i == 0 { "" } else { ", " };
                     write!(
                         f,
-                        "{sep}ReplicaSet/{} uid={} controller={} blockOwnerDeletion={}",
-                        r.name, r.uid, r.controller, r.block_owner_deletion
+                        "{sep}{}/{} uid={} controller={} blockOwnerDeletion={}",
+                        r.kind.kind(),
+                        r.name,
+                        r.uid,
+                        r.controller,
+                        r.block_owner_deletion
                     )?;
                 }
                 f.write_str("]")
@@ -279,6 +294,12 @@ impl std::fmt::Display for Request {
                 write!(f, "DELETE pods/{name}{}", precondition(options))
             }
             Request::FinishPodDeletion { name } => write!(f, "DELETE pods/{name} gracePeriodSeconds=0"),
+            Request::CreateOther { kind, name } => {
+                write!(f, "POST {} {} {name}", kind.api_version, kind.kind)
+            }
+            Request::DeleteOther { kind, name } => {
+                write!(f, "DELETE {} {}/{name}", kind.api_version, kind.kind)
+            }
         }
     }
 }

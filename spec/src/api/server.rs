@@ -11,7 +11,7 @@ use super::log::{rewind, Change, Event, Kind, View};
 use super::names;
 use super::request::{DeleteOptions, OwnerRefPatch, Propagation, Request, Response};
 use super::validation;
-use crate::object::{Finalizer, Meta, Pod, ReplicaSet, Rv, Seconds};
+use crate::object::{Finalizer, Meta, OtherKind, OtherOwner, Pod, ReplicaSet, Rv, Seconds};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -31,6 +31,10 @@ pub struct ApiServer {
     pub now: Seconds,
     pub replicasets: View<ReplicaSet>,
     pub pods: View<Pod>,
+    /// The owners of other kinds that exist, in the order they were created. Their writes
+    /// log no event: no watcher of the model reads them ([`crate::object::other_owner`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<OtherOwner>,
     /// Events newer than the lowest position any watcher still needs, oldest first.
     pub log: Vec<Event>,
 }
@@ -50,6 +54,13 @@ impl ApiServer {
             Change::Pod { before, .. } => Some(before),
             Change::ReplicaSet { .. } => None,
         })
+    }
+
+    /// The owner of another kind of this kind and name, if it exists.
+    pub fn other(&self, kind: &OtherKind, name: &str) -> Option<&OtherOwner> {
+        self.others
+            .iter()
+            .find(|o| o.kind == *kind && o.name == name)
     }
 
     /// The first event of `kind` after `position`, if any: what a watch delivers next.
@@ -255,6 +266,36 @@ impl ApiServer {
                     return Err(ApiError::not_found(PODS, name));
                 }
                 Ok(self.end_grace(old, split))
+            }
+            Request::CreateOther { kind, name } => {
+                if self.other(kind, name).is_some() {
+                    return Err(ApiError::already_exists(&kind.kind, name));
+                }
+                self.last_uid += 1;
+                let uid = self.last_uid;
+                self.others.push(OtherOwner {
+                    kind: kind.clone(),
+                    name: name.clone(),
+                    uid,
+                });
+                // No watcher reads other kinds, so the write's revision is not the model's
+                // to count: it is as if made between two of the model's revisions.
+                Ok(Response::Written {
+                    rv: self.rv,
+                    name: name.clone(),
+                    uid,
+                })
+            }
+            Request::DeleteOther { kind, name } => {
+                let Some(i) = self
+                    .others
+                    .iter()
+                    .position(|o| o.kind == *kind && o.name == *name)
+                else {
+                    return Err(ApiError::not_found(&kind.kind, name));
+                };
+                self.others.remove(i);
+                Ok(Response::Deleted { rv: self.rv })
             }
         }
     }

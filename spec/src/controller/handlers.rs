@@ -8,7 +8,7 @@ use super::expectations::Expectations;
 use super::queue::WorkQueue;
 use crate::api::View;
 use crate::bugs::Bug;
-use crate::object::{Pod, ReplicaSet};
+use crate::object::{OwnerKind, Pod, ReplicaSet};
 use crate::profile::Semantics;
 
 /// The controller memory the handlers touch.
@@ -47,9 +47,13 @@ impl Handlers<'_> {
     }
 
     /// `resolveControllerRef`: the cached ReplicaSet the pod's controller reference names, if
-    /// its UID matches.
+    /// it names a ReplicaSet and its UID matches (a pod another kind controls wakes no
+    /// ReplicaSet).
     fn resolve(&self, pod: &Pod) -> Option<String> {
         let r = pod.meta.controller_ref()?;
+        if r.kind != OwnerKind::ReplicaSet {
+            return None;
+        }
         let rs = self.replicasets.get(&r.name)?;
         (rs.meta.uid == r.uid).then(|| rs.meta.name.clone())
     }

@@ -8,9 +8,9 @@
 //! same words:
 //!
 //! - [`Condition::DeletionsFinished`]: no ReplicaSet is still being deleted, and no active pod
-//!   references a ReplicaSet that is gone (by UID: a ReplicaSet recreated under the same name
-//!   is another owner). Background and Foreground deletions have collected their pods, Orphan
-//!   deletions have removed the reference.
+//!   is controlled by an owner that is gone, a ReplicaSet or one of another kind (by UID: an
+//!   owner recreated under the same name is another owner). Background and Foreground
+//!   deletions have collected their pods, Orphan deletions have removed the reference.
 //! - [`Condition::OrphansAdopted`]: no active pod without a controller matches a live
 //!   ReplicaSet's selector: matching orphans have been adopted (by exactly one owner, since a
 //!   pod has at most one controller).
@@ -32,7 +32,7 @@
 
 use crate::api::log::View;
 use crate::model::State;
-use crate::object::{Pod, ReplicaSet, Uid};
+use crate::object::{OtherOwner, OwnerKind, Pod, ReplicaSet, Uid};
 use std::collections::BTreeSet;
 
 /// One condition of convergence.
@@ -92,20 +92,34 @@ impl Condition {
         }
     }
 
-    /// How the cluster of `replicasets` and `pods` breaks this condition, if it does.
-    pub fn broken(self, replicasets: &View<ReplicaSet>, pods: &View<Pod>) -> Option<String> {
+    /// How the cluster of `replicasets`, `pods` and the owners of other kinds `others` breaks
+    /// this condition, if it does.
+    pub fn broken(
+        self,
+        replicasets: &View<ReplicaSet>,
+        pods: &View<Pod>,
+        others: &[OtherOwner],
+    ) -> Option<String> {
         let active = || pods.values().filter(|p| p.is_active()).map(|p| &**p);
         match self {
             Condition::DeletionsFinished => {
                 if let Some(rs) = replicasets.values().find(|r| r.meta.is_deleting()) {
                     return Some(format!("rs/{} is still being deleted", rs.meta.name));
                 }
-                let live: BTreeSet<Uid> = replicasets.values().map(|r| r.meta.uid).collect();
+                let live: BTreeSet<Uid> = replicasets
+                    .values()
+                    .map(|r| r.meta.uid)
+                    .chain(others.iter().map(|o| o.uid))
+                    .collect();
                 active().find_map(|pod| {
                     let owner = pod.meta.controller_ref()?;
+                    let kind = match &owner.kind {
+                        OwnerKind::ReplicaSet => "rs".to_string(),
+                        other => other.kind().to_lowercase(),
+                    };
                     (!live.contains(&owner.uid)).then(|| {
                         format!(
-                            "pod/{} still references rs/{} (uid {}), which is gone",
+                            "pod/{} still references {kind}/{} (uid {}), which is gone",
                             pod.meta.name, owner.name, owner.uid
                         )
                     })
@@ -185,12 +199,17 @@ fn controlled<'a>(rs: &ReplicaSet, active: impl Iterator<Item = &'a Pod>) -> Vec
         .collect()
 }
 
-/// Every condition the cluster of `replicasets` and `pods` breaks, in judging order.
-pub fn broken_conditions(replicasets: &View<ReplicaSet>, pods: &View<Pod>) -> Vec<Unconverged> {
+/// Every condition the cluster of `replicasets`, `pods` and `others` breaks, in judging
+/// order.
+pub fn broken_conditions(
+    replicasets: &View<ReplicaSet>,
+    pods: &View<Pod>,
+    others: &[OtherOwner],
+) -> Vec<Unconverged> {
     Condition::ALL
         .into_iter()
         .filter_map(|condition| {
-            let reason = condition.broken(replicasets, pods)?;
+            let reason = condition.broken(replicasets, pods, others)?;
             Some(Unconverged { condition, reason })
         })
         .collect()
@@ -199,7 +218,8 @@ pub fn broken_conditions(replicasets: &View<ReplicaSet>, pods: &View<Pod>) -> Ve
 /// The first condition `state` breaks, or `None` when it has converged.
 pub fn unconverged(state: &State) -> Option<Unconverged> {
     Condition::ALL.into_iter().find_map(|condition| {
-        let reason = condition.broken(&state.api.replicasets, &state.api.pods)?;
+        let reason =
+            condition.broken(&state.api.replicasets, &state.api.pods, &state.api.others)?;
         Some(Unconverged { condition, reason })
     })
 }

@@ -3,7 +3,9 @@
 use super::script::{is_zero, Awaited, OwnerByName};
 use crate::api::{Kind, Propagation, RequestPattern};
 use crate::gc::GcWork;
-use crate::object::{render_labels_compact, Labels, Pod, ReplicaSet, Uid, POD_DELETION_COST};
+use crate::object::{
+    render_labels_compact, Labels, OtherKind, Pod, ReplicaSet, Uid, POD_DELETION_COST,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
@@ -97,6 +99,17 @@ pub enum Action {
         owners: Vec<OwnerByName>,
     },
     DeletePod {
+        name: String,
+    },
+    /// A client creates an owner of another kind (`kubectl create configmap NAME`): a new UID,
+    /// which references made before to an owner of that name do not have.
+    CreateOther {
+        kind: OtherKind,
+        name: String,
+    },
+    /// A client deletes an owner of another kind (propagation Background).
+    DeleteOther {
+        kind: OtherKind,
         name: String,
     },
     // --- the scheduler and the kubelet (environment) ---
@@ -303,6 +316,8 @@ impl Action {
                 | Action::AnnotatePod { .. }
                 | Action::SetPodOwners { .. }
                 | Action::DeletePod { .. }
+                | Action::CreateOther { .. }
+                | Action::DeleteOther { .. }
                 | Action::SchedulePod { .. }
                 | Action::PodReady { .. }
                 | Action::PodUnready { .. }
@@ -403,6 +418,12 @@ impl fmt::Display for Action {
                 f.write_str("]")
             }
             Action::DeletePod { name } => write!(f, "user: kubectl delete pod/{name}"),
+            Action::CreateOther { kind, name } => {
+                write!(f, "user: create {} {}/{name}", kind.api_version, kind.kind)
+            }
+            Action::DeleteOther { kind, name } => {
+                write!(f, "user: delete {} {}/{name}", kind.api_version, kind.kind)
+            }
             Action::SchedulePod { name, node } => write!(f, "scheduler: bind pod/{name} to {node}"),
             Action::PodReady { name } => write!(f, "kubelet: pod/{name} Running, Ready"),
             Action::PodUnready { name } => write!(f, "kubelet: pod/{name} not Ready"),

@@ -55,6 +55,6 @@ impl RsModel {
             return false;
         }
         let (rs, pods) = s.views(s.gc);
-        gc::work_items(&rs, &pods).is_empty()
+        gc::work_items(&rs, &pods, &s.api.others).is_empty()
     }
 }

@@ -104,12 +104,28 @@ impl RsModel {
                 _ => {}
             }
         }
+        for decl in &self.config.other_owners {
+            let kind = decl.kind();
+            match s.api.other(&kind, &decl.name) {
+                None if env.create_other_owner => out.push(Action::CreateOther {
+                    kind,
+                    name: decl.name.clone(),
+                }),
+                Some(_) if env.delete_other_owner => out.push(Action::DeleteOther {
+                    kind,
+                    name: decl.name.clone(),
+                }),
+                _ => {}
+            }
+        }
         if env.create_pod {
             for decl in self
                 .config
                 .pods
                 .iter()
-                .filter(|d| !s.api.pods.contains_key(&d.name))
+                // A pod declared with owners exists from the start and is not made again:
+                // its owners' UIDs may have changed since.
+                .filter(|d| d.owners.is_empty() && !s.api.pods.contains_key(&d.name))
             {
                 out.push(Action::ApplyPod {
                     pod: Arc::new(Pod::new(&decl.name, decl.labels.clone())),
@@ -415,7 +431,7 @@ impl RsModel {
         }
         if writes {
             let (rs, pods) = s.views(s.gc);
-            for work in gc::work_items(&rs, &pods) {
+            for work in gc::work_items(&rs, &pods, &s.api.others) {
                 // A request the script holds waits at the collector's gate: the collector
                 // has decided it, and it lands on release (decided again then: the model
                 // keeps no work item in flight, and what the decision reads, the owner's
@@ -523,9 +539,11 @@ impl RsModel {
     /// (held or not).
     pub fn gc_due(&self, s: &State, pattern: &RequestPattern) -> bool {
         let (rs, pods) = s.views(s.gc);
-        gc::work_items(&rs, &pods).iter().any(|work| {
-            gc::request(work, &s.api, &pods)
-                .is_some_and(|req| pattern.catches(Recipient::GarbageCollector, &req))
-        })
+        gc::work_items(&rs, &pods, &s.api.others)
+            .iter()
+            .any(|work| {
+                gc::request(work, &s.api, &pods)
+                    .is_some_and(|req| pattern.catches(Recipient::GarbageCollector, &req))
+            })
     }
 }

@@ -25,7 +25,6 @@ pub use state::{Budget, ControllerState, Ghost, Positions, State};
 
 use crate::api::{ApiError, ApiServer, Request, Response};
 use crate::config::Config;
-use crate::object::Pod;
 use crate::profile::{Profile, Semantics};
 use stateright::{Model, Property};
 use std::sync::Arc;
@@ -147,15 +146,28 @@ impl RsModel {
             api.apply(&Request::CreateReplicaSet(decl.object()))
                 .expect("validated configuration");
         }
+        for decl in self
+            .config
+            .other_owners
+            .iter()
+            .filter(|d| d.exists_at_start)
+        {
+            if scripted {
+                break;
+            }
+            api.apply(&Request::CreateOther {
+                kind: decl.kind(),
+                name: decl.name.clone(),
+            })
+            .expect("validated configuration");
+        }
         for decl in self.config.pods.iter().filter(|d| d.exists_at_start) {
             if scripted {
                 break;
             }
-            api.apply(&Request::CreatePod(Pod::new(
-                &decl.name,
-                decl.labels.clone(),
-            )))
-            .expect("validated configuration");
+            let pod = decl.object(&api.others, &self.config.other_owners);
+            api.apply(&Request::CreatePod(pod))
+                .expect("validated configuration");
         }
         let env = &self.config.environment;
         let workers = self.config.controller.workers as usize;

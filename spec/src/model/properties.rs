@@ -7,9 +7,9 @@
 
 use super::state::State;
 use super::RsModel;
-use crate::api::{DeleteOptions, OwnerRefPatch, Request, View};
+use crate::api::{ApiServer, DeleteOptions, OwnerRefPatch, Request, View};
 use crate::controller::sync::Phase;
-use crate::object::{Finalizer, OwnerReference, Pod, ReplicaSet, Uid};
+use crate::object::{Finalizer, OtherOwner, OwnerKind, OwnerReference, Pod, ReplicaSet, Uid};
 use stateright::Property;
 
 /// No pod ever has two controller references. Two controllers would both count, scale and
@@ -113,6 +113,51 @@ pub const REACH_TWO_RS: &str = "reached: two ReplicaSets at once";
 pub const REACH_HELD_BY_ANOTHER: &str =
     "reached: a created pod outlives its controller, held by another owner";
 
+/// Coverage: a pod another kind controls matches a live ReplicaSet's selector, which must
+/// leave it alone (upstream `resolveControllerRef` compares the kind, `ClaimObject` leaves a
+/// pod controlled by another UID alone).
+pub const REACH_ANOTHER_KINDS_POD_MATCHES: &str =
+    "reached: a pod another kind controls matches a ReplicaSet";
+/// Coverage: a ReplicaSet controls a pod that also names an owner of another kind (adopted
+/// with the other reference kept, as upstream's `TestGeneralPodAdoption` checks).
+pub const REACH_SHARED_WITH_ANOTHER_KIND: &str =
+    "reached: a ReplicaSet's pod also names an owner of another kind";
+
+/// The owners that exist at one moment, as the garbage collector's live lookups find them:
+/// the ReplicaSets of that moment and the owners of other kinds.
+#[derive(Clone, Copy)]
+pub struct Owners<'a> {
+    pub replicasets: &'a View<ReplicaSet>,
+    pub others: &'a [OtherOwner],
+}
+
+impl<'a> Owners<'a> {
+    /// The API server's owners now.
+    pub fn of(api: &'a ApiServer) -> Self {
+        Owners {
+            replicasets: &api.replicasets,
+            others: &api.others,
+        }
+    }
+
+    /// Whether the owner `r` names is solid: there with that UID and not deleting its
+    /// dependents in the foreground (an owner of another kind is deleted at once, so never
+    /// is).
+    fn hold(&self, r: &OwnerReference) -> bool {
+        match &r.kind {
+            OwnerKind::ReplicaSet => self.replicasets.get(&r.name).is_some_and(|o| {
+                o.meta.uid == r.uid
+                    && !(o.meta.is_deleting()
+                        && o.meta.has_finalizer(Finalizer::ForegroundDeletion))
+            }),
+            OwnerKind::Other(kind) => self
+                .others
+                .iter()
+                .any(|o| o.kind == *kind && o.name == r.name && o.uid == r.uid),
+        }
+    }
+}
+
 /// [`STATUS_CONSISTENT`] for one ReplicaSet: ready ≤ replicas, available ≤ ready,
 /// observedGeneration ≤ generation. The model's check and the oracle's judgement of a
 /// recorded status write both judge by it.
@@ -127,31 +172,27 @@ pub fn status_consistent(rs: &ReplicaSet) -> bool {
 /// the reference names, and not deleting its dependents in the foreground, so the garbage
 /// collector may not delete the pod. The model's check and the oracle's naming of a
 /// cluster's divergent delete both judge by it.
-pub fn controller_keeps(replicasets: &View<ReplicaSet>, pod: &Pod) -> bool {
-    pod.meta
-        .controller_ref()
-        .is_some_and(|r| owner_holds(replicasets, r))
+pub fn controller_keeps(owners: Owners, pod: &Pod) -> bool {
+    pod.meta.controller_ref().is_some_and(|r| owners.hold(r))
 }
 
 /// [`GC_SPARES_PODS_OTHER_OWNERS_HOLD`]: whether one of `pod`'s references that is not its
 /// controller's names an owner that is there, with that UID, and not deleting its dependents
 /// in the foreground (a solid owner, in `classifyReferences`' terms). The model's check and
 /// the oracle's naming of a cluster's divergent delete both judge by it.
-pub fn another_owner_keeps(replicasets: &View<ReplicaSet>, pod: &Pod) -> bool {
+pub fn another_owner_keeps(owners: Owners, pod: &Pod) -> bool {
     pod.meta
         .owner_references
         .iter()
         .filter(|r| !r.controller)
-        .any(|r| owner_holds(replicasets, r))
+        .any(|r| owners.hold(r))
 }
 
-/// Whether the owner `r` names is solid: there with that UID and not deleting its dependents
-/// in the foreground.
-fn owner_holds(replicasets: &View<ReplicaSet>, r: &OwnerReference) -> bool {
-    replicasets.get(&r.name).is_some_and(|o| {
-        o.meta.uid == r.uid
-            && !(o.meta.is_deleting() && o.meta.has_finalizer(Finalizer::ForegroundDeletion))
-    })
+/// Whether `pod`'s controller reference names an owner of another kind.
+pub fn controlled_by_another_kind(pod: &Pod) -> bool {
+    pod.meta
+        .controller_ref()
+        .is_some_and(|r| r.kind != OwnerKind::ReplicaSet)
 }
 
 /// [`ADOPTION_RULES`] for one adoption of `pod` by the ReplicaSet with UID `adopter`, whose
@@ -255,7 +296,26 @@ pub fn all() -> Vec<Property<RsModel>> {
             s.api.pods.values().any(|p| {
                 p.meta.generate_name.is_some()
                     && p.meta.controller_ref().is_none()
-                    && another_owner_keeps(&s.api.replicasets, p)
+                    && another_owner_keeps(Owners::of(&s.api), p)
+            })
+        }),
+        Property::sometimes(REACH_ANOTHER_KINDS_POD_MATCHES, |_, s: &State| {
+            s.api.pods.values().any(|p| {
+                controlled_by_another_kind(p)
+                    && s.api.replicasets.values().any(|rs| {
+                        !rs.meta.is_deleting() && rs.spec.selector.matches(&p.meta.labels)
+                    })
+            })
+        }),
+        Property::sometimes(REACH_SHARED_WITH_ANOTHER_KIND, |_, s: &State| {
+            s.api.pods.values().any(|p| {
+                p.meta
+                    .controller_ref()
+                    .is_some_and(|r| r.kind == OwnerKind::ReplicaSet)
+                    && p.meta
+                        .owner_references
+                        .iter()
+                        .any(|r| r.kind != OwnerKind::ReplicaSet)
             })
         }),
     ]
@@ -376,8 +436,8 @@ pub(super) fn before_gc_request(s: &mut State, req: &Request) {
     if uid_precondition.is_some_and(|u| u != pod.meta.uid) {
         return;
     }
-    let owner_alive = controller_keeps(&s.api.replicasets, pod);
-    let other_owner_alive = another_owner_keeps(&s.api.replicasets, pod);
+    let owner_alive = controller_keeps(Owners::of(&s.api), pod);
+    let other_owner_alive = another_owner_keeps(Owners::of(&s.api), pod);
     let pod_uid = pod.meta.uid;
     let orphaned = pod
         .meta

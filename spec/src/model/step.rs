@@ -172,6 +172,18 @@ impl RsModel {
                     },
                 })?;
             }
+            Action::CreateOther { kind, name } => {
+                n.api.apply(&Request::CreateOther {
+                    kind: kind.clone(),
+                    name: name.clone(),
+                })?;
+            }
+            Action::DeleteOther { kind, name } => {
+                n.api.apply(&Request::DeleteOther {
+                    kind: kind.clone(),
+                    name: name.clone(),
+                })?;
+            }
             Action::LabelPod { name, set, remove } => {
                 let mut labels = n
                     .api

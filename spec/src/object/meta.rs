@@ -47,11 +47,69 @@ impl Finalizer {
     }
 }
 
-/// The kinds of owner a pod can reference in this model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// The kind of owner a reference names.
+///
+/// The ReplicaSet controller acts for its own kind only: a pod whose controller reference
+/// names another kind is neither counted, adopted, released nor deleted by it
+/// (pkg/controller/replicaset/replica_set.go `resolveControllerRef` compares the kind;
+/// pkg/controller/controller_ref_manager.go `ClaimObject` leaves a pod controlled by another
+/// UID alone), and a reference to another kind that is not the controller's does not stop an
+/// adoption, whose patch keeps it. The garbage collector treats every kind alike: it looks the
+/// owner up live by kind and name (`isDangling`), so an owner of another kind keeps its
+/// dependents as a ReplicaSet does ([`super::OtherOwner`]).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum OwnerKind {
     /// `apps/v1 ReplicaSet`.
     ReplicaSet,
+    /// Any other kind: a StatefulSet, a Job, a ConfigMap, a custom resource.
+    Other(OtherKind),
+}
+
+/// A kind other than ReplicaSet, as an owner reference names it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct OtherKind {
+    /// `apiVersion`, e.g. `v1` or `apps/v1`.
+    pub api_version: String,
+    /// `kind`, e.g. `ConfigMap`.
+    pub kind: String,
+}
+
+impl OtherKind {
+    pub fn new(api_version: &str, kind: &str) -> Self {
+        OtherKind {
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+        }
+    }
+}
+
+impl OwnerKind {
+    /// The kind of an owner reference with this `apiVersion` and `kind`: a ReplicaSet only
+    /// where both are a ReplicaSet's (`apps/v1`; `resolveControllerRef` compares the kind
+    /// alone, and no other group serves a kind of that name on a cluster the model speaks of).
+    pub fn of(api_version: &str, kind: &str) -> Self {
+        if kind == "ReplicaSet" && api_version == "apps/v1" {
+            OwnerKind::ReplicaSet
+        } else {
+            OwnerKind::Other(OtherKind::new(api_version, kind))
+        }
+    }
+
+    /// The reference's `apiVersion`.
+    pub fn api_version(&self) -> &str {
+        match self {
+            OwnerKind::ReplicaSet => "apps/v1",
+            OwnerKind::Other(k) => &k.api_version,
+        }
+    }
+
+    /// The reference's `kind`.
+    pub fn kind(&self) -> &str {
+        match self {
+            OwnerKind::ReplicaSet => "ReplicaSet",
+            OwnerKind::Other(k) => &k.kind,
+        }
+    }
 }
 
 /// `metav1.OwnerReference` (apiVersion and kind folded into [`OwnerKind`]).
