@@ -178,7 +178,7 @@ impl PodDecl {
                 .expect("a validated pod names declared owners");
             let owner = others
                 .iter()
-                .find(|x| x.kind == decl.kind() && x.name == o.name)
+                .find(|x| x.is(&decl.kind(), &o.name))
                 .expect("a validated pod's owners exist from the start");
             pod.meta.owner_references.push(OwnerReference {
                 kind: OwnerKind::Other(decl.kind()),

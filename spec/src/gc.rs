@@ -27,7 +27,9 @@
 //! ([`GcWork::Orphan`]) is enabled once the GC's view shows no dependent left.
 
 use crate::api::{ApiServer, DeleteOptions, OwnerRefPatch, Propagation, Request, View};
-use crate::object::{Finalizer, OtherOwner, OwnerKind, OwnerReference, Pod, ReplicaSet, Uid};
+use crate::object::{
+    other_owner, Finalizer, OtherOwner, OwnerKind, OwnerReference, Pod, ReplicaSet, Uid,
+};
 use serde::{Deserialize, Serialize};
 
 /// A work item of the garbage collector.
@@ -79,17 +81,6 @@ fn deleting_dependents(rs: &ReplicaSet) -> bool {
     rs.meta.is_deleting() && rs.meta.has_finalizer(Finalizer::ForegroundDeletion)
 }
 
-/// Whether an owner of another kind that `r` names exists with that UID: the collector's
-/// live GET (`isDangling`), made of `others`, the API server's owners of other kinds.
-fn other_exists(others: &[OtherOwner], r: &OwnerReference) -> bool {
-    match &r.kind {
-        OwnerKind::ReplicaSet => false,
-        OwnerKind::Other(kind) => others
-            .iter()
-            .any(|o| o.kind == *kind && o.name == r.name && o.uid == r.uid),
-    }
-}
-
 /// The work items the GC's view gives rise to. An owner of another kind is looked up in
 /// `others` (live; see [`crate::object::other_owner`]): a dependent whose owner of another
 /// kind is gone is an item at once, as after the graph builder's virtual node for it turned
@@ -105,7 +96,7 @@ pub fn work_items(rs: &View<ReplicaSet>, pods: &View<Pod>, others: &[OtherOwner]
             OwnerKind::ReplicaSet => {
                 owner_in_view(rs, &r.name, r.uid).is_none_or(deleting_dependents)
             }
-            OwnerKind::Other(_) => !other_exists(others, r),
+            OwnerKind::Other(_) => !other_owner::exists(others, r),
         });
         if interesting {
             items.push(GcWork::AttemptToDelete {
@@ -157,7 +148,7 @@ enum OwnerState {
 /// otherwise.
 fn classify(api: &ApiServer, r: &OwnerReference) -> OwnerState {
     if let OwnerKind::Other(_) = r.kind {
-        return if other_exists(&api.others, r) {
+        return if other_owner::exists(&api.others, r) {
             OwnerState::Solid
         } else {
             OwnerState::Dangling

@@ -29,7 +29,9 @@
 //!   instead of kubectl's containers, images and IPs.
 
 use crate::api::ApiServer;
-use crate::object::{render_labels, LabelSelector, Meta, Operator, OwnerKind, Pod, ReplicaSet};
+use crate::object::{
+    other_owner, render_labels, LabelSelector, Meta, Operator, OwnerKind, Pod, ReplicaSet,
+};
 
 /// What kubectl prints (on stderr) when a list is empty.
 pub const NO_RESOURCES: &str = "No resources found in default namespace.\n";
@@ -295,7 +297,7 @@ fn controlled_by(api: &ApiServer, pod: &Pod) -> String {
             .replicasets
             .get(&r.name)
             .is_some_and(|rs| rs.meta.uid == r.uid),
-        OwnerKind::Other(kind) => api.other(kind, &r.name).is_some_and(|o| o.uid == r.uid),
+        OwnerKind::Other(_) => other_owner::exists(&api.others, r),
     };
     let kind = r.kind.kind();
     if live {

@@ -58,9 +58,7 @@ impl ApiServer {
 
     /// The owner of another kind of this kind and name, if it exists.
     pub fn other(&self, kind: &OtherKind, name: &str) -> Option<&OtherOwner> {
-        self.others
-            .iter()
-            .find(|o| o.kind == *kind && o.name == name)
+        self.others.iter().find(|o| o.is(kind, name))
     }
 
     /// The first event of `kind` after `position`, if any: what a watch delivers next.
@@ -287,11 +285,7 @@ impl ApiServer {
                 })
             }
             Request::DeleteOther { kind, name } => {
-                let Some(i) = self
-                    .others
-                    .iter()
-                    .position(|o| o.kind == *kind && o.name == *name)
-                else {
+                let Some(i) = self.others.iter().position(|o| o.is(kind, name)) else {
                     return Err(ApiError::not_found(&kind.kind, name));
                 };
                 self.others.remove(i);

@@ -9,7 +9,9 @@ use super::state::State;
 use super::RsModel;
 use crate::api::{ApiServer, DeleteOptions, OwnerRefPatch, Request, View};
 use crate::controller::sync::Phase;
-use crate::object::{Finalizer, OtherOwner, OwnerKind, OwnerReference, Pod, ReplicaSet, Uid};
+use crate::object::{
+    other_owner, Finalizer, OtherOwner, OwnerKind, OwnerReference, Pod, ReplicaSet, Uid,
+};
 use stateright::Property;
 
 /// No pod ever has two controller references. Two controllers would both count, scale and
@@ -150,10 +152,7 @@ impl<'a> Owners<'a> {
                     && !(o.meta.is_deleting()
                         && o.meta.has_finalizer(Finalizer::ForegroundDeletion))
             }),
-            OwnerKind::Other(kind) => self
-                .others
-                .iter()
-                .any(|o| o.kind == *kind && o.name == r.name && o.uid == r.uid),
+            OwnerKind::Other(_) => other_owner::exists(self.others, r),
         }
     }
 }

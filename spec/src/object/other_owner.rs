@@ -13,7 +13,7 @@
 //! at once (propagation Background, no finalizer): its dependents then hold a dangling
 //! reference, which the collector classifies as upstream does.
 
-use super::meta::{OtherKind, Uid};
+use super::meta::{OtherKind, OwnerKind, OwnerReference, Uid};
 use serde::{Deserialize, Serialize};
 
 /// An object of another kind that pods may name as their owner.
@@ -22,4 +22,23 @@ pub struct OtherOwner {
     pub kind: OtherKind,
     pub name: String,
     pub uid: Uid,
+}
+
+impl OtherOwner {
+    /// Whether this is the object of this kind and name.
+    pub fn is(&self, kind: &OtherKind, name: &str) -> bool {
+        self.kind == *kind && self.name == name
+    }
+
+    /// Whether `r` names this very object: its kind, its name and its UID (an owner
+    /// recreated under the same name is another object).
+    pub fn named_by(&self, r: &OwnerReference) -> bool {
+        matches!(&r.kind, OwnerKind::Other(kind) if self.is(kind, &r.name)) && self.uid == r.uid
+    }
+}
+
+/// Whether one of `others` is the owner `r` names: the garbage collector's live GET of the
+/// owner and its comparison of the UID (`isDangling`).
+pub fn exists(others: &[OtherOwner], r: &OwnerReference) -> bool {
+    others.iter().any(|o| o.named_by(r))
 }
