@@ -219,6 +219,31 @@ fn writes_go_in_the_order_they_were_committed() {
         .judge(&Budget::default().with_states(20_000))
         .unwrap();
     assert!(!v.conforms, "{}", render(&v));
+
+    // The user's apply recreating frontend came in before the collector's patch that took
+    // `orphan` off the old one (and so removed it) and was answered after it (v1.37.2,
+    // 2026-12-07): the creation waited for the name, so the removal goes first.
+    let recreated = imported(
+        "catalogue-create-while-deleting.recreated-before-removal.v1.37.2",
+        |_| {},
+    );
+    let events: Vec<String> = recreated.observed.segments[0]
+        .events
+        .iter()
+        .flatten()
+        .filter(|e| e.object["kind"] == "ReplicaSet" && e.event_type != EventType::Modified)
+        .map(|e| format!("{:?} {}", e.event_type, e.object["metadata"]["uid"]))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            r#"Added "5b53766d-8969-4495-93b7-45104790e8d3""#,
+            r#"Deleted "5b53766d-8969-4495-93b7-45104790e8d3""#,
+            r#"Added "dca6b802-1077-4a98-a2d4-6a7a1623f261""#,
+        ]
+    );
+    let v = judged(&recreated);
+    assert!(v.conforms, "{}", render(&v));
 }
 
 /// A ReplicaSet delete with no propagationPolicy, repeated while a Foreground one waits for

@@ -198,12 +198,24 @@ fn answered_version(r: &Request) -> Option<u64> {
 /// the controller before the client's answer is complete (a controller deleting pods in
 /// answer to a scale came in 2 ms before the scale's answer was, on v1.37.2). It is put as
 /// early as that allows: right after the latest of those. Writes that ran at the same time
-/// may have been committed in another order.
+/// may have been committed in another order — but never the creation of an object under the
+/// name a removal frees: the name was taken until the removal, so that creation committed
+/// after it, whenever its request came in. A user's `kubectl apply` recreating a ReplicaSet
+/// came in 26 ms before the garbage collector's patch that took `orphan` off the old one and
+/// so removed it, and was answered 105 ms after it (v1.37.2, 2026-12-07): the creation
+/// waited for the name.
 pub(super) fn in_commit_order(events: Vec<Unordered<'_>>) -> Vec<RawEvent> {
     let uid = |e: &RawEvent| e.object.pointer("/metadata/uid").cloned();
-    let known: Vec<(&Request, u64, Option<serde_json::Value>)> = events
+    let known: Vec<Known<'_>> = events
         .iter()
-        .filter_map(|e| e.version.map(|v| (e.request, v, uid(&e.event))))
+        .filter_map(|e| {
+            e.version.map(|version| Known {
+                request: e.request,
+                version,
+                object: uid(&e.event),
+                created: (e.event.event_type == EventType::Added).then(|| name_of(&e.event)),
+            })
+        })
         .collect();
     let mut keyed: Vec<((u64, u8, usize), RawEvent)> = events
         .into_iter()
@@ -215,17 +227,22 @@ pub(super) fn in_commit_order(events: Vec<Unordered<'_>>) -> Vec<RawEvent> {
                     let this = uid(&e.event);
                     let deletes = e.event.event_type == EventType::Deleted;
                     let system = !matches!(e.request.writer, Writer::Client(_));
+                    let frees = deletes.then(|| name_of(&e.event));
                     let after = known
                         .iter()
-                        .filter(|(r, _, object)| {
-                            r.at <= e.request.received
-                                || (system
-                                    && matches!(r.writer, Writer::Client(_))
-                                    && r.received <= e.request.received)
-                                || (std::ptr::eq(*r, e.request) && deletes)
-                                || (*object == this && (deletes || r.line < e.request.line))
+                        .filter(|k| {
+                            let r = k.request;
+                            let takes_the_freed_name =
+                                frees.is_some() && k.created == frees && k.object != this;
+                            !takes_the_freed_name
+                                && (r.at <= e.request.received
+                                    || (system
+                                        && matches!(r.writer, Writer::Client(_))
+                                        && r.received <= e.request.received)
+                                    || (std::ptr::eq(r, e.request) && deletes)
+                                    || (k.object == this && (deletes || r.line < e.request.line)))
                         })
-                        .map(|(_, v, _)| *v)
+                        .map(|k| k.version)
                         .max()
                         .unwrap_or(0);
                     (after, 1, i)
@@ -236,6 +253,27 @@ pub(super) fn in_commit_order(events: Vec<Unordered<'_>>) -> Vec<RawEvent> {
         .collect();
     keyed.sort_by_key(|(k, _)| *k);
     keyed.into_iter().map(|(_, e)| e).collect()
+}
+
+/// An event whose version the log gives, as [`in_commit_order`] places others after it.
+struct Known<'a> {
+    request: &'a Request,
+    version: u64,
+    /// Its object's UID.
+    object: Option<Value>,
+    /// For a creation, the kind and name it took.
+    created: Option<Name>,
+}
+
+/// An object's kind and name.
+type Name = (Value, Value);
+
+/// An event's object's kind and name.
+fn name_of(event: &RawEvent) -> Name {
+    (
+        event.object["kind"].clone(),
+        event.object["metadata"]["name"].clone(),
+    )
 }
 
 #[cfg(test)]
@@ -366,6 +404,69 @@ mod tests {
         assert_eq!(
             lines(&removals_after_concurrent_writes(vec![delete, status])),
             [1, 2]
+        );
+    }
+
+    /// As on v1.37.2 (2026-12-07): a user's `kubectl apply` recreating `frontend` came in
+    /// before the garbage collector's patch that took `orphan` off the old one (removing it,
+    /// at no version the log gives) and was answered after it. The creation needed the name,
+    /// so it goes after the removal; a client's write to another object that came in before
+    /// the collector's request still goes before it.
+    #[test]
+    fn a_creation_under_a_name_a_removal_frees_goes_after_the_removal() {
+        let request = |line, writer, verb, span| {
+            let Entry::Write(w) = write(line, writer, verb, None, span, json!({})) else {
+                unreachable!()
+            };
+            w
+        };
+        let event = |event_type, kind: &str, name: &str, uid: &str| RawEvent {
+            event_type,
+            step: None,
+            object: json!({"kind": kind, "metadata": {"name": name, "uid": uid}}),
+            floating: false,
+            unconfirmed: false,
+            or_system: false,
+            by: None,
+        };
+        let status = request(1, Writer::ReplicaSetController, "update", (0, 100));
+        let recreate = request(2, Writer::Client("admin".into()), "patch", (1_000, 3_000));
+        let scale = request(3, Writer::Client("admin".into()), "patch", (1_100, 1_200));
+        let collect = request(4, Writer::GarbageCollector, "patch", (1_300, 2_000));
+        let events = vec![
+            Unordered {
+                request: &status,
+                version: Some(248),
+                event: event(EventType::Modified, "ReplicaSet", "frontend", "u1"),
+            },
+            Unordered {
+                request: &recreate,
+                version: Some(257),
+                event: event(EventType::Added, "ReplicaSet", "frontend", "u2"),
+            },
+            Unordered {
+                request: &scale,
+                version: Some(250),
+                event: event(EventType::Modified, "ReplicaSet", "backend", "u3"),
+            },
+            Unordered {
+                request: &collect,
+                version: None,
+                event: event(EventType::Deleted, "ReplicaSet", "frontend", "u1"),
+            },
+        ];
+        let order: Vec<_> = in_commit_order(events)
+            .iter()
+            .map(|e| (e.event_type, e.object["metadata"]["uid"].clone()))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (EventType::Modified, json!("u1")),
+                (EventType::Modified, json!("u3")),
+                (EventType::Deleted, json!("u1")),
+                (EventType::Added, json!("u2")),
+            ]
         );
     }
 }
