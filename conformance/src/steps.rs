@@ -14,14 +14,14 @@ use crate::kubelet;
 use crate::precondition;
 use crate::recorder::{PendingWrite, Recorded, Recorder, Resource};
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PropagationPolicy};
 use kube::{Client, ResourceExt};
 use rsmc_oracle::manifest::Object;
 use rsmc_oracle::observed::{abstract_pod, abstract_replicaset, Refusal, UidTokens};
 use rsmc_oracle::scenario::{Apply, StepKind};
 use rsmc_spec::api::{Propagation, View};
-use rsmc_spec::model::{OwnerByName, PodAction, PodSelection};
+use rsmc_spec::model::{NamedOwner, OwnerByName, PodAction, PodSelection};
 use rsmc_spec::object::{Finalizer, POD_DELETION_COST};
 use serde_json::json;
 use std::sync::Arc;
@@ -502,25 +502,40 @@ async fn patch_metadata(
     Ok(r.acted())
 }
 
-/// The `ownerReferences` a `setOwnerReferences` step writes: each named ReplicaSet's UID
-/// read just before (as a client takes `rs.UID` from the object it holds); `None` when one
-/// of them is not there.
+/// The `ownerReferences` a `setOwnerReferences` step writes: each named owner's UID read
+/// just before (as a client takes `rs.UID` from the object it holds); `None` when one of the
+/// named ReplicaSets is not there. An owner of another kind that is not there (a ConfigMap
+/// the scenario did not create or has deleted; any other kind, which no step creates in the
+/// scenario's fresh namespace) gets a random UID, as upstream's `TestGeneralPodAdoption`
+/// names a StatefulSet that does not exist with `uuid.NewUUID()`; the model gives it a UID
+/// nothing has ([`OwnerByName::reference`]).
 async fn owner_references(
     ctx: &StepContext<'_>,
     owners: &[OwnerByName],
 ) -> Result<Option<serde_json::Value>, StepError> {
-    let api = ctx.replicasets();
     let mut references = Vec::new();
     for o in owners {
-        let what = || format!("get rs/{} for its uid", o.replicaset);
-        let Some(rs) = accept(what, api.get(&o.replicaset).await)? else {
-            return Ok(None);
+        let kind = o.owner.kind();
+        let name = o.owner.name();
+        let what = || format!("get {} for its uid", o.owner);
+        let uid = match &o.owner {
+            NamedOwner::ReplicaSet(_) => match accept(what, ctx.replicasets().get(name).await)? {
+                Some(rs) => rs.uid(),
+                None => return Ok(None),
+            },
+            NamedOwner::Other { kind, .. }
+                if kind.api_version == "v1" && kind.kind == "ConfigMap" =>
+            {
+                let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), ctx.namespace);
+                accept(what, api.get(name).await)?.and_then(|c| c.uid())
+            }
+            NamedOwner::Other { .. } => None,
         };
         let mut reference = json!({
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
-            "name": o.replicaset,
-            "uid": rs.uid(),
+            "apiVersion": kind.api_version(),
+            "kind": kind.kind(),
+            "name": name,
+            "uid": uid.unwrap_or_else(random_uid),
         });
         // Left out when false, as upstream's tests leave the pointers nil.
         for (key, set) in [
@@ -534,6 +549,35 @@ async fn owner_references(
         references.push(reference);
     }
     Ok(Some(references.into()))
+}
+
+/// A random version-4 UUID, in its usual text form. The standard library's hasher keys are
+/// drawn at random per process and differ for each hasher made, which is all a UID for an
+/// owner that does not exist needs: unlike any other UID on the cluster.
+fn random_uid() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let word = || {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.finish()
+    };
+    let random = (u128::from(word()) << 64) | u128::from(word());
+    // The version (4) in the 13th hex digit, the variant (binary 10) atop the 17th.
+    let bits =
+        (random & !(0xf_u128 << 76) & !(0x3_u128 << 62)) | (0x4_u128 << 76) | (0x2_u128 << 62);
+    let hex = format!("{bits:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 /// Act on one pod; false when the pod was gone.
@@ -652,4 +696,26 @@ async fn pod_action(
         }
     };
     Ok(acted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::random_uid;
+
+    #[test]
+    fn a_random_uid_is_a_version_4_uuid_unlike_the_last() {
+        let uids: Vec<String> = (0..100).map(|_| random_uid()).collect();
+        for uid in &uids {
+            let groups: Vec<&str> = uid.split('-').collect();
+            assert_eq!(
+                groups.iter().map(|g| g.len()).collect::<Vec<_>>(),
+                [8, 4, 4, 4, 12],
+                "{uid}"
+            );
+            assert!(groups[2].starts_with('4'), "{uid}");
+            assert!(matches!(&groups[3][..1], "8" | "9" | "a" | "b"), "{uid}");
+        }
+        let distinct: std::collections::BTreeSet<_> = uids.iter().collect();
+        assert_eq!(distinct.len(), uids.len());
+    }
 }

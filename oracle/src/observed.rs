@@ -637,7 +637,8 @@ fn resource_version(m: &meta::ObjectMeta) -> Result<u64, String> {
 }
 
 /// The metadata the model has: name, generateName, UID (as a token), labels, generation,
-/// owner references to ReplicaSets, deletion state and the GC's finalizers.
+/// owner references (to ReplicaSets and owners of any other kind), deletion state and the
+/// GC's finalizers.
 fn abstract_meta(m: &meta::ObjectMeta, uids: &mut impl UidSource) -> Result<Meta, String> {
     let name = m.name.clone().ok_or("metadata.name: missing")?;
     let uid = m.uid.as_deref().ok_or("metadata.uid: missing")?;
@@ -652,15 +653,9 @@ fn abstract_meta(m: &meta::ObjectMeta, uids: &mut impl UidSource) -> Result<Meta
         .flatten()
         .filter_map(|f| Finalizer::named(f))
         .collect();
-    for (i, r) in m.owner_references.iter().flatten().enumerate() {
-        if r.kind != "ReplicaSet" || r.api_version != "apps/v1" {
-            return Err(format!(
-                "metadata.ownerReferences[{i}]: the model knows owners of kind apps/v1 ReplicaSet only, got {} {}",
-                r.api_version, r.kind
-            ));
-        }
+    for r in m.owner_references.iter().flatten() {
         out.owner_references.push(OwnerReference {
-            kind: OwnerKind::ReplicaSet,
+            kind: OwnerKind::of(&r.api_version, &r.kind),
             name: r.name.clone(),
             uid: uids.token(&r.uid),
             controller: r.controller.unwrap_or(false),

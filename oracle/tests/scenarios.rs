@@ -791,7 +791,9 @@ fn a_collection_delete_reads_back_and_selects_replicasets_that_exist() {
 
 /// `setOwnerReferences` (upstream's TestAdoption and TestGeneralPodAdoption write a pod's
 /// owner references) reads back as it is written; a reference to a ReplicaSet no earlier step
-/// applies, two controllers, or a misspelt key are refused with the line.
+/// applies, two controllers, one owner twice, an owner the API server refuses (v1 Event) or
+/// the model does not have (the runner's marks), a reference naming no owner, or a misspelt
+/// key are refused with the line.
 #[test]
 fn owner_references_read_back_and_name_replicasets_that_exist() {
     let file = seeds_dir().join("upstream/test-adoption-other-controller.yaml");
@@ -813,7 +815,19 @@ fn owner_references_read_back_and_name_replicasets_that_exist() {
         ),
         (
             "[{replicaset: web, controller: true}, {replicaset: web}]",
-            "replicaset web is named twice",
+            "rs/web is named twice",
+        ),
+        (
+            "[{apiVersion: v1, kind: Event, name: e}]",
+            "an owner of kind v1 Event is refused by the API server",
+        ),
+        (
+            "[{apiVersion: v1, kind: ConfigMap, name: rsmc-settle-1}]",
+            "configmap/rsmc-settle-1: the runner's own marks are ConfigMaps named rsmc-",
+        ),
+        (
+            "[{kind: StatefulSet, name: web}]",
+            "expected {replicaset: NAME} or {apiVersion: API_VERSION, kind: KIND, name: NAME}",
         ),
         (
             "[{replicaset: web, controller: true}, {replicaset: web, controller: true}]",

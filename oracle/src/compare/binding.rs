@@ -14,7 +14,7 @@
 use crate::observed::{EventType, Object};
 use rsmc_spec::api::{Change, Event};
 use rsmc_spec::object::{
-    Finalizer, LabelSelector, Labels, Pod, PodPhase, ReplicaFailure, ReplicaSet, Uid,
+    Finalizer, LabelSelector, Labels, OwnerKind, Pod, PodPhase, ReplicaFailure, ReplicaSet, Uid,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -154,8 +154,8 @@ pub struct PodView {
     pub restarts: u32,
     pub deletion_cost: Option<i32>,
     pub finalizers: BTreeSet<Finalizer>,
-    /// Owner references without their UIDs: (name, controller, blockOwnerDeletion).
-    pub owners: Vec<(String, bool, bool)>,
+    /// Owner references without their UIDs: (kind, name, controller, blockOwnerDeletion).
+    pub owners: Vec<(OwnerKind, String, bool, bool)>,
 }
 
 pub fn pod_view(p: &Pod) -> PodView {
@@ -175,7 +175,10 @@ pub fn pod_view(p: &Pod) -> PodView {
             .meta
             .owner_references
             .iter()
-            .map(|r| (r.name.clone(), r.controller, r.block_owner_deletion))
+            .map(|r| {
+                let kind = r.kind.clone();
+                (kind, r.name.clone(), r.controller, r.block_owner_deletion)
+            })
             .collect(),
     }
 }

@@ -11,7 +11,8 @@
 use super::binding::{pod_view, rs_view, Binding, ModelObjects, PodView, RsView};
 use crate::manifest::Object;
 use crate::observed::Snapshot;
-use rsmc_spec::object::{Finalizer, Labels, Pod, POD_DELETION_COST};
+use rsmc_spec::model::NamedOwner;
+use rsmc_spec::object::{Finalizer, Labels, OwnerKind, Pod, POD_DELETION_COST};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -255,8 +256,18 @@ pub fn pod_diffs(seen: &PodView, allowed: &PodView) -> Vec<FieldDiff> {
             }
             let refs: Vec<String> = owners
                 .iter()
-                .map(|(name, controller, block)| {
-                    format!("{name} (controller={controller}, blockOwnerDeletion={block})")
+                .map(|(kind, name, controller, block)| {
+                    // A ReplicaSet by its name, as the tables name them; another kind as
+                    // kubectl does (`statefulset.apps/web`).
+                    let owner = match kind {
+                        OwnerKind::ReplicaSet => name.clone(),
+                        OwnerKind::Other(kind) => NamedOwner::Other {
+                            kind: kind.clone(),
+                            name: name.clone(),
+                        }
+                        .to_string(),
+                    };
+                    format!("{owner} (controller={controller}, blockOwnerDeletion={block})")
                 })
                 .collect();
             format!("[{}]", refs.join(", "))

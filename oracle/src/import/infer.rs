@@ -39,8 +39,8 @@ use crate::scenario::{Apply, ApplySource, StepKind};
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as core;
 use rsmc_spec::api::{Kind, Propagation, Reason};
-use rsmc_spec::model::{OwnerByName, PodAction, PodSelection, PodSet};
-use rsmc_spec::object::{LabelSelector, Pod, PodPhase, ReplicaSet};
+use rsmc_spec::model::{NamedOwner, OwnerByName, PodAction, PodSelection, PodSet};
+use rsmc_spec::object::{LabelSelector, OwnerKind, Pod, PodPhase, ReplicaSet};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -369,6 +369,14 @@ fn owners_by_name(pod: &Pod, raw: &Value, objects: &Objects) -> Result<Vec<Owner
                 .and_then(|refs| refs.get(i))
                 .and_then(|o| o["uid"].as_str())
                 .unwrap_or_default();
+            if r.kind != OwnerKind::ReplicaSet {
+                return Err(format!(
+                    "a client sets an owner reference to {} {}/{}, which the import does not read yet: it reads references to ReplicaSets",
+                    r.kind.api_version(),
+                    r.kind.kind(),
+                    r.name
+                ));
+            }
             if !objects.replicaset_live(&r.name, uid) {
                 return Err(format!(
                     "a client sets an owner reference to replicaset/{} uid {uid}, which is not the live ReplicaSet of that name: a setOwnerReferences step names live ReplicaSets only",
@@ -376,7 +384,7 @@ fn owners_by_name(pod: &Pod, raw: &Value, objects: &Objects) -> Result<Vec<Owner
                 ));
             }
             Ok(OwnerByName {
-                replicaset: r.name.clone(),
+                owner: NamedOwner::ReplicaSet(r.name.clone()),
                 controller: r.controller,
                 block_owner_deletion: r.block_owner_deletion,
             })

@@ -15,7 +15,7 @@ use crate::yaml::{Error, FieldPath, Seg};
 use rsmc_spec::api::names::is_dns1123_subdomain;
 use rsmc_spec::api::Propagation;
 use rsmc_spec::gates::FeatureGates;
-use rsmc_spec::model::{OwnerByName, PodAction, PodSet, Watcher};
+use rsmc_spec::model::{NamedOwner, OwnerByName, PodAction, PodSet, Watcher};
 use rsmc_spec::object::Labels;
 use rsmc_spec::profile::Profile;
 use std::collections::{BTreeMap, BTreeSet};
@@ -223,19 +223,35 @@ impl Scenario {
     }
 }
 
-/// What is wrong with a `setOwnerReferences` list the API server would take badly: two
-/// controllers (refused as Invalid, which a pod step cannot be expected to be), or one
-/// ReplicaSet twice (a strategic merge keyed by UID, as the controller's adoption sends,
-/// would then change an arbitrary one of the two).
+/// What is wrong with a `setOwnerReferences` list the API server would take badly or the
+/// run could not mean as the model does: two controllers (refused as Invalid, which a pod
+/// step cannot be expected to be); one owner twice (a strategic merge keyed by UID, as the
+/// controller's adoption sends, would then change an arbitrary one of the two); an owner of
+/// kind `v1 Event` (refused: `ValidateOwnerReference` in apimachinery's
+/// `pkg/api/validation/objectmeta.go` bans it); or a ConfigMap of a name the runner's own
+/// marks take (`rsmc-…`), which the model does not have.
 fn owners_problem(owners: &[OwnerByName]) -> Option<String> {
     if owners.iter().filter(|o| o.controller).count() > 1 {
         return Some("references: at most one may have `controller: true` (the API server refuses a pod with two controllers)".into());
     }
     let mut seen = BTreeSet::new();
-    owners
-        .iter()
-        .find(|o| !seen.insert(&o.replicaset))
-        .map(|o| format!("references: replicaset {} is named twice", o.replicaset))
+    if let Some(o) = owners.iter().find(|o| !seen.insert(&o.owner)) {
+        return Some(format!("references: {} is named twice", o.owner));
+    }
+    owners.iter().find_map(|o| match &o.owner {
+        NamedOwner::Other { kind, .. } if kind.api_version == "v1" && kind.kind == "Event" => {
+            Some("references: an owner of kind v1 Event is refused by the API server".into())
+        }
+        NamedOwner::Other { kind, name }
+            if kind.api_version == "v1" && kind.kind == "ConfigMap" && name.starts_with("rsmc-") =>
+        {
+            Some(format!(
+                "references: {}: the runner's own marks are ConfigMaps named rsmc-…; name the owner otherwise",
+                o.owner
+            ))
+        }
+        _ => None,
+    })
 }
 
 /// The most replicas a scenario may ask of one ReplicaSet: the largest recording the oracle
@@ -341,7 +357,9 @@ impl ReplicaSetsSoFar {
             StepKind::Pods {
                 action: PodAction::SetOwners { owners },
                 ..
-            } => owners.iter().find_map(|o| self.missing(&o.replicaset)),
+            } => owners
+                .iter()
+                .find_map(|o| o.owner.replicaset().and_then(|rs| self.missing(rs))),
             StepKind::ExpireExpectations { replicaset, .. } => (!self.applied.contains(replicaset))
                 .then(|| {
                     format!(

@@ -64,7 +64,7 @@ const KINDS: &[(&str, &str, Reader)] = &[
     ),
     (
         "setOwnerReferences",
-        "setOwnerReferences: {pod: NAME | pods: PODS, count: N, references: [{replicaset: NAME, controller: BOOL, blockOwnerDeletion: BOOL}, …]}",
+        "setOwnerReferences: {pod: NAME | pods: PODS, count: N, references: [{replicaset: NAME | apiVersion: API_VERSION, kind: KIND, name: NAME, controller: BOOL, blockOwnerDeletion: BOOL}, …]}",
         |c, p| {
             pod_step(c, p, |f| {
                 Ok(PodAction::SetOwners {

@@ -354,7 +354,7 @@ impl fmt::Display for StepKind {
                                 (false, true) => " (blockOwnerDeletion)",
                                 (false, false) => "",
                             };
-                            write!(f, "{sep}rs/{}{flags}", o.replicaset)?;
+                            write!(f, "{sep}{}{flags}", o.owner)?;
                         }
                         f.write_str("]")
                     }

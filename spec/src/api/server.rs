@@ -11,7 +11,7 @@ use super::log::{rewind, Change, Event, Kind, View};
 use super::names;
 use super::request::{DeleteOptions, OwnerRefPatch, Propagation, Request, Response};
 use super::validation;
-use crate::object::{Finalizer, Meta, OtherKind, OtherOwner, Pod, ReplicaSet, Rv, Seconds};
+use crate::object::{Finalizer, Meta, OtherKind, OtherOwner, Pod, ReplicaSet, Rv, Seconds, Uid};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -100,9 +100,16 @@ impl ApiServer {
         self.rv
     }
 
-    fn new_identity(&mut self, meta: &mut Meta) {
+    /// A UID no object has had: the next the server hands out. A client that draws a UUID
+    /// of its own (a reference to an owner that does not exist) takes one too, so that no
+    /// later object shares it, as no random UUID would.
+    pub fn fresh_uid(&mut self) -> Uid {
         self.last_uid += 1;
-        meta.uid = self.last_uid;
+        self.last_uid
+    }
+
+    fn new_identity(&mut self, meta: &mut Meta) {
+        meta.uid = self.fresh_uid();
         meta.created = self.now;
         meta.resource_version = self.rv + 1;
         meta.deletion_timestamp = None;
@@ -269,8 +276,7 @@ impl ApiServer {
                 if self.other(kind, name).is_some() {
                     return Err(ApiError::already_exists(&kind.kind, name));
                 }
-                self.last_uid += 1;
-                let uid = self.last_uid;
+                let uid = self.fresh_uid();
                 self.others.push(OtherOwner {
                     kind: kind.clone(),
                     name: name.clone(),

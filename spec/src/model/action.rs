@@ -1,6 +1,7 @@
 //! The model's actions: environment moves (user, kubelet, faults, timers) and system moves.
 
-use super::script::{is_zero, Awaited, OwnerByName};
+use super::owner_by_name::OwnerByName;
+use super::script::{is_zero, Awaited};
 use crate::api::{Kind, Propagation, RequestPattern};
 use crate::gc::GcWork;
 use crate::object::{
@@ -409,10 +410,14 @@ impl fmt::Display for Action {
                 write!(f, "user: patch pod/{name} ownerReferences=[")?;
                 for (i, o) in owners.iter().enumerate() {
                     let sep = if i == 0 { "" } else { ", " };
+                    let kind = o.owner.kind();
                     write!(
                         f,
-                        "{sep}ReplicaSet/{} controller={} blockOwnerDeletion={}",
-                        o.replicaset, o.controller, o.block_owner_deletion
+                        "{sep}{}/{} controller={} blockOwnerDeletion={}",
+                        kind.kind(),
+                        o.owner.name(),
+                        o.controller,
+                        o.block_owner_deletion
                     )?;
                 }
                 f.write_str("]")

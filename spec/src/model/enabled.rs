@@ -1,7 +1,8 @@
 //! Which actions are enabled in a state.
 
 use super::action::{Action, NodeAct, Recipient, Watcher};
-use super::script::{Awaited, OwnerByName, RequestHold, Script, ScriptStep};
+use super::owner_by_name::OwnerByName;
+use super::script::{Awaited, RequestHold, Script, ScriptStep};
 use super::state::State;
 use super::RsModel;
 use crate::api::{Kind, RequestPattern};
@@ -178,25 +179,16 @@ impl RsModel {
                 .get(name)
                 .filter(|rs| !rs.meta.is_deleting())
         };
-        let resolvable = pod.meta.owner_references.iter().all(|r| {
-            s.api
-                .replicasets
-                .get(&r.name)
-                .is_some_and(|rs| rs.meta.uid == r.uid)
-        });
-        if !resolvable {
-            return;
-        }
-        let current: Vec<OwnerByName> = pod
+        // Every reference as a step would write it again (a dangling one it cannot).
+        let Some(current) = pod
             .meta
             .owner_references
             .iter()
-            .map(|r| OwnerByName {
-                replicaset: r.name.clone(),
-                controller: r.controller,
-                block_owner_deletion: r.block_owner_deletion,
-            })
-            .collect();
+            .map(|r| OwnerByName::of(r, &s.api))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return;
+        };
         for decl in &self.config.replicasets {
             let Some(rs) = live(&decl.name) else {
                 continue;
@@ -210,11 +202,7 @@ impl RsModel {
                 continue;
             }
             let mut owners = current.clone();
-            owners.push(OwnerByName {
-                replicaset: decl.name.clone(),
-                controller: false,
-                block_owner_deletion: false,
-            });
+            owners.push(OwnerByName::replicaset(&decl.name));
             out.push(Action::SetPodOwners {
                 name: pod.meta.name.clone(),
                 owners,

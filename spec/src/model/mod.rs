@@ -8,6 +8,7 @@ mod commute;
 pub use canonical::{set_reduction, Reduction, UpToPods, UpToRevisions};
 mod describe;
 mod enabled;
+pub mod owner_by_name;
 pub mod properties;
 mod resume;
 pub mod script;
@@ -17,9 +18,9 @@ mod svg;
 mod symmetry;
 
 pub use action::{Action, NodeAct, Recipient, Watcher};
+pub use owner_by_name::{NamedOwner, OwnerByName};
 pub use script::{
-    Awaited, Held, OwnerByName, PodAction, PodSelection, PodSet, RequestHold, Script, ScriptPos,
-    ScriptStep,
+    Awaited, Held, PodAction, PodSelection, PodSet, RequestHold, Script, ScriptPos, ScriptStep,
 };
 pub use state::{Budget, ControllerState, Ghost, Positions, State};
 

@@ -14,6 +14,7 @@
 //! frontend" means the same on a real cluster and in the model.
 
 use super::action::Action;
+use super::owner_by_name::OwnerByName;
 use crate::api::{Kind, Propagation, Reason, RequestPattern, View};
 use crate::object::{LabelSelector, Labels, Pod, ReplicaSet};
 use serde::{Deserialize, Serialize};
@@ -106,19 +107,6 @@ pub enum PodSet {
     ControlledBy(String),
     /// The pods whose labels match (`kubectl … -l`).
     Matching(LabelSelector),
-}
-
-/// An owner reference as a scenario writes it: to the ReplicaSet of this name, with the UID
-/// that ReplicaSet has when the step runs (a client reads it first, as upstream's tests take
-/// `rs.UID` from the object they created). References to other kinds are outside the model.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OwnerByName {
-    pub replicaset: String,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub controller: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub block_owner_deletion: bool,
 }
 
 /// What a step does to each selected pod.

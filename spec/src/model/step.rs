@@ -10,7 +10,7 @@ use crate::api::{
 };
 use crate::controller::{begin, AtGate, Begin, Handlers, Pending, SyncTask, SyncView};
 use crate::gc;
-use crate::object::{OwnerKind, OwnerReference, Pod, PodPhase, ReplicaSet, Rv};
+use crate::object::{Pod, PodPhase, ReplicaSet, Rv};
 
 impl RsModel {
     /// The successor of `s` under `action`; `None` when the action changes nothing.
@@ -203,16 +203,7 @@ impl RsModel {
             Action::SetPodOwners { name, owners } => {
                 let references = owners
                     .iter()
-                    .map(|o| {
-                        let rs = n.api.replicasets.get(&o.replicaset);
-                        Ok(OwnerReference {
-                            kind: OwnerKind::ReplicaSet,
-                            name: o.replicaset.clone(),
-                            uid: rs.ok_or(Unchanged::NOT_FOUND)?.meta.uid,
-                            controller: o.controller,
-                            block_owner_deletion: o.block_owner_deletion,
-                        })
-                    })
+                    .map(|o| o.reference(&mut n.api).ok_or(Unchanged::NOT_FOUND))
                     .collect::<Result<Vec<_>, Unchanged>>()?;
                 unless_already(n, name, |p| p.meta.owner_references == references)?;
                 n.api.apply(&Request::SetPodOwnerReferences {

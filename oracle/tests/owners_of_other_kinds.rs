@@ -1,0 +1,138 @@
+//! Owner references to kinds other than ReplicaSet, in scenarios: upstream's
+//! `TestGeneralPodAdoption` (test/integration/replicaset/replicaset_test.go) rewrites the
+//! ReplicaSet's pod's references to one non-controller reference to a StatefulSet that does
+//! not exist (`uuid.NewUUID()`), and expects the ReplicaSet to adopt the pod again beside it.
+//! Upstream's test runs no garbage collector; a cluster does, and its collector finds the
+//! StatefulSet reference dangling (`attemptToDeleteItem` → `classifyReferences` in
+//! pkg/controller/garbagecollector/garbagecollector.go): before the adoption the pod has no
+//! solid owner and is deleted; after it the dangling reference is patched away. The scenario
+//! is `tests/scenarios/general-pod-adoption-statefulset.yaml`; its recording, made by
+//! `rsmc conform` on a v1.37.2 control plane, took the second way.
+
+use rsmc_oracle::explore::{default_budget, outcomes};
+use rsmc_oracle::judge::{judge, render};
+use rsmc_oracle::observed;
+use rsmc_oracle::prepared::Prepared;
+use rsmc_spec::budget::Budget;
+use rsmc_spec::profile::Profile;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn scenario() -> PathBuf {
+    root().join("tests/scenarios/general-pod-adoption-statefulset.yaml")
+}
+
+/// Of each state the model may settle in after the StatefulSet reference is written: whether
+/// the pod is the one the ReplicaSet made first, and the kinds its references name (the
+/// controller's marked).
+fn pods_after_the_dangling_reference(profile: Profile) -> BTreeSet<Vec<(bool, Vec<String>)>> {
+    let prepared = Prepared::load(&scenario(), profile).unwrap_or_else(|e| panic!("{e}"));
+    let script = prepared.model.script.as_ref().expect("a scripted model");
+    let settles = script.settle_indices();
+    let starts = stateright::Model::init_states(&prepared.model);
+    let (first, _) = outcomes(
+        &prepared.model,
+        &starts,
+        settles[0],
+        &BTreeSet::new(),
+        &default_budget(),
+    )
+    .unwrap();
+    let original: BTreeSet<String> = first
+        .iter()
+        .flat_map(|s| s.api.pods.keys().cloned())
+        .collect();
+    assert_eq!(original.len(), 1, "one pod, whatever its name");
+    let (second, _) = outcomes(
+        &prepared.model,
+        &first,
+        settles[1],
+        &original,
+        &default_budget(),
+    )
+    .unwrap();
+    second
+        .iter()
+        .map(|s| {
+            s.api
+                .pods
+                .values()
+                .map(|p| {
+                    let references = p
+                        .meta
+                        .owner_references
+                        .iter()
+                        .map(|r| {
+                            let mark = if r.controller { " (controller)" } else { "" };
+                            format!("{}{mark}", r.kind.kind())
+                        })
+                        .collect();
+                    (original.contains(&p.meta.name), references)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_dangling_reference_to_another_kind_is_collected_before_or_after_the_adoption() {
+    for profile in [Profile::K8s120, Profile::Upstream] {
+        let kept = vec![(true, vec!["ReplicaSet (controller)".to_string()])];
+        let replaced = vec![(false, vec!["ReplicaSet (controller)".to_string()])];
+        assert_eq!(
+            pods_after_the_dangling_reference(profile),
+            BTreeSet::from([kept, replaced]),
+            "{profile:?}"
+        );
+    }
+}
+
+#[test]
+fn the_recorded_run_conforms_and_one_whose_reference_stays_does_not() {
+    let prepared = Prepared::load(&scenario(), Profile::Upstream).unwrap();
+    let path = root().join("tests/observed/general-pod-adoption-statefulset.v1.37.2.observed.json");
+    let recorded = observed::load(&path).unwrap();
+    let budget = Budget::default().with_states(500_000);
+    let v = judge(&prepared.subject(), &recorded, &budget).unwrap();
+    assert!(v.conforms, "{}", render(&v));
+
+    // The collector's patch taking the dangling reference away is left out: the pod keeps a
+    // reference to an owner that does not exist, and the settled state says so.
+    let mut text: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let segment = &mut text["segments"][1];
+    let events = segment["events"].as_array_mut().unwrap();
+    let last = events.pop().unwrap();
+    assert_eq!(
+        last["object"]["metadata"]["ownerReferences"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "the last event of the segment is the collector's patch"
+    );
+    let kept = events.last().unwrap()["object"].clone();
+    for settled in segment["settled"]["pods"].as_array_mut().unwrap() {
+        *settled = kept.clone();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let doctored = dir.path().join("doctored.observed.json");
+    std::fs::write(&doctored, text.to_string()).unwrap();
+    let v = judge(
+        &prepared.subject(),
+        &observed::load(&doctored).unwrap(),
+        &budget,
+    )
+    .unwrap();
+    assert!(!v.conforms, "{}", render(&v));
+    // Named as the other kind it is, not as the ReplicaSet of the same name.
+    assert!(
+        render(&v).contains("seen [rs (controller=true, blockOwnerDeletion=true), statefulset.apps/rs (controller=false, blockOwnerDeletion=false)]"),
+        "{}",
+        render(&v)
+    );
+}
