@@ -6,8 +6,8 @@
 //! StatefulSet reference dangling (`attemptToDeleteItem` → `classifyReferences` in
 //! pkg/controller/garbagecollector/garbagecollector.go): before the adoption the pod has no
 //! solid owner and is deleted; after it the dangling reference is patched away. The scenario
-//! is `tests/scenarios/general-pod-adoption-statefulset.yaml`; its recording, made by
-//! `rsmc conform` on a v1.37.2 control plane, took the second way.
+//! is `conformance/scenarios/upstream/test-general-pod-adoption.yaml`; its recording, made
+//! by `rsmc conform` on a v1.37.2 control plane, took the second way.
 
 use rsmc_oracle::explore::{default_budget, outcomes};
 use rsmc_oracle::judge::{judge, render};
@@ -23,7 +23,7 @@ fn root() -> PathBuf {
 }
 
 fn scenario() -> PathBuf {
-    root().join("tests/scenarios/general-pod-adoption-statefulset.yaml")
+    root().join("../conformance/scenarios/upstream/test-general-pod-adoption.yaml")
 }
 
 /// Of each state the model may settle in after the StatefulSet reference is written: whether
@@ -94,7 +94,7 @@ fn a_dangling_reference_to_another_kind_is_collected_before_or_after_the_adoptio
 #[test]
 fn the_recorded_run_conforms_and_one_whose_reference_stays_does_not() {
     let prepared = Prepared::load(&scenario(), Profile::Upstream).unwrap();
-    let path = root().join("tests/observed/general-pod-adoption-statefulset.v1.37.2.observed.json");
+    let path = root().join("tests/observed/test-general-pod-adoption.v1.37.2.observed.json");
     let recorded = observed::load(&path).unwrap();
     let budget = Budget::default().with_states(500_000);
     let v = judge(&prepared.subject(), &recorded, &budget).unwrap();
