@@ -523,9 +523,7 @@ async fn owner_references(
                 Some(rs) => rs.uid(),
                 None => return Ok(None),
             },
-            NamedOwner::Other { kind, .. }
-                if kind.api_version == "v1" && kind.kind == "ConfigMap" =>
-            {
+            NamedOwner::Other { kind, .. } if kind.is_configmap() => {
                 let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), ctx.namespace);
                 accept(what, api.get(name).await)?.and_then(|c| c.uid())
             }

@@ -239,11 +239,11 @@ fn owners_problem(owners: &[OwnerByName]) -> Option<String> {
         return Some(format!("references: {} is named twice", o.owner));
     }
     owners.iter().find_map(|o| match &o.owner {
-        NamedOwner::Other { kind, .. } if kind.api_version == "v1" && kind.kind == "Event" => {
+        NamedOwner::Other { kind, .. } if kind.is("v1", "Event") => {
             Some("references: an owner of kind v1 Event is refused by the API server".into())
         }
         NamedOwner::Other { kind, name }
-            if kind.api_version == "v1" && kind.kind == "ConfigMap" && name.starts_with("rsmc-") =>
+            if kind.is_configmap() && name.starts_with("rsmc-") =>
         {
             Some(format!(
                 "references: {}: the runner's own marks are ConfigMaps named rsmc-…; name the owner otherwise",

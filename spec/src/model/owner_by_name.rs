@@ -9,6 +9,7 @@
 //! for a StatefulSet that was never created (test/integration/replicaset/replicaset_test.go).
 //! Such a reference is dangling from the start, and the garbage collector treats it so.
 
+use super::script::is_false;
 use crate::api::ApiServer;
 use crate::object::{OtherKind, OwnerKind, OwnerReference};
 use serde::{Deserialize, Serialize};
@@ -140,10 +141,6 @@ struct Written {
     controller: bool,
     #[serde(default, skip_serializing_if = "is_false")]
     block_owner_deletion: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 impl TryFrom<Written> for OwnerByName {

@@ -33,7 +33,7 @@ pub struct Script {
     pub real_kubelets: bool,
 }
 
-fn is_false(b: &bool) -> bool {
+pub(super) fn is_false(b: &bool) -> bool {
     !*b
 }
 

@@ -81,6 +81,17 @@ impl OtherKind {
             kind: kind.to_string(),
         }
     }
+
+    /// Whether this is the kind `kind` of `apiVersion` `api_version`.
+    pub fn is(&self, api_version: &str, kind: &str) -> bool {
+        self.api_version == api_version && self.kind == kind
+    }
+
+    /// `v1 ConfigMap`: what stands for an owner of any kind on a local control plane, where
+    /// no other workload controller runs (and the kind of the runner's own marks).
+    pub fn is_configmap(&self) -> bool {
+        self.is("v1", "ConfigMap")
+    }
 }
 
 impl OwnerKind {
