@@ -708,3 +708,82 @@ fn an_adoption_completes_its_own_reference_in_place_and_puts_a_new_one_first() {
         .unwrap_err();
     assert_eq!(err.reason, Reason::Invalid);
 }
+
+/// store.go `(*Store).Update` → `shouldDeleteDuringUpdate`: an update of a pod that a grace-0
+/// delete has marked (its first write made, the removal not yet) removes the pod instead of
+/// storing the update (`deleteWithoutFinalizers`). The client is answered as if its update
+/// were stored; the DELETED event carries the pod as it was stored, without the change. Seen
+/// on v1.20.2: the ReplicaSet controller's adoption patch of a pod the garbage collector was
+/// deleting (unbound, so grace period 0) was answered 200, its reference in the answer and
+/// not in the DELETED event.
+#[test]
+fn an_update_of_a_pod_marked_with_grace_period_zero_removes_it() {
+    let updates = |uid| {
+        [
+            Request::PatchPodOwnerReferences {
+                name: "p".into(),
+                uid,
+                patch: OwnerRefPatch::Add(OwnerReference::controller_of("rs", 77)),
+            },
+            Request::SetPodLabels {
+                name: "p".into(),
+                labels: labels(&[("app", "other")]),
+            },
+            Request::SetPodDeletionCost {
+                name: "p".into(),
+                cost: Some(5),
+            },
+            Request::SetPodStatus {
+                name: "p".into(),
+                phase: PodPhase::Running,
+                ready: true,
+            },
+            Request::SetPodRestarts {
+                name: "p".into(),
+                restarts: 1,
+            },
+            Request::SetPodOwnerReferences {
+                name: "p".into(),
+                references: vec![],
+            },
+        ]
+    };
+    for i in 0..updates(0).len() {
+        let mut api = ApiServer::default();
+        let p = create_pod(&mut api, new_pod("p"));
+        let update = updates(p.meta.uid)[i].clone();
+        // Before the delete the update is stored.
+        let mut unmarked = api.clone();
+        must(&mut unmarked, update.clone());
+        assert!(unmarked.pods.contains_key("p"), "{update}");
+        // The unbound pod's delete makes its first write only: marked, grace period 0.
+        api.apply_marking(&delete_pod("p", None)).unwrap();
+        let marked = api.pods["p"].clone();
+        assert!(marked.grace_over && marked.meta.is_deleting(), "{update}");
+        let resp = api.apply(&update).unwrap();
+        assert_eq!(
+            resp,
+            Response::Written {
+                rv: api.rv,
+                name: "p".into(),
+                uid: p.meta.uid
+            },
+            "{update}"
+        );
+        assert!(!api.pods.contains_key("p"), "{update}");
+        let last = api.log.last().unwrap();
+        assert_eq!(last.event_type(), EventType::Deleted, "{update}");
+        match &last.change {
+            rsmc_spec::api::Change::Pod {
+                before: Some(before),
+                after: None,
+            } => assert_eq!(**before, *marked, "{update}"),
+            other => panic!("{update}: {other:?}"),
+        }
+        // The removal it stands for is then not found.
+        let err = api
+            .apply(&Request::FinishPodDeletion { name: "p".into() })
+            .unwrap_err();
+        assert_eq!(err.reason, Reason::NotFound, "{update}");
+    }
+}

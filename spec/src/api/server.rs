@@ -219,13 +219,13 @@ impl ApiServer {
                 if !errs.is_empty() {
                     return Err(ApiError::invalid("Pod", name, &errs));
                 }
-                Ok(self.write(Some(old), Some(new)))
+                Ok(self.update_pod(old, new))
             }
             Request::SetPodLabels { name, labels } => {
                 let old = Pod::clone(self.pod(name)?);
                 let mut new = old.clone();
                 new.meta.labels = labels.clone();
-                Ok(self.write(Some(old), Some(new)))
+                Ok(self.update_pod(old, new))
             }
             Request::SetPodOwnerReferences { name, references } => {
                 let old = Pod::clone(self.pod(name)?);
@@ -235,13 +235,13 @@ impl ApiServer {
                 if !errs.is_empty() {
                     return Err(ApiError::invalid("Pod", name, &errs));
                 }
-                Ok(self.write(Some(old), Some(new)))
+                Ok(self.update_pod(old, new))
             }
             Request::SetPodDeletionCost { name, cost } => {
                 let old = Pod::clone(self.pod(name)?);
                 let mut new = old.clone();
                 new.deletion_cost = *cost;
-                Ok(self.write(Some(old), Some(new)))
+                Ok(self.update_pod(old, new))
             }
             Request::BindPod { name, node } => self.bind_pod(name, node, false),
             Request::SetPodStatus { name, phase, ready } => {
@@ -255,14 +255,14 @@ impl ApiServer {
                 };
                 new.available = *ready;
                 new.reported = true;
-                Ok(self.write(Some(old), Some(new)))
+                Ok(self.update_pod(old, new))
             }
             Request::SetPodRestarts { name, restarts } => {
                 let old = Pod::clone(self.pod(name)?);
                 let mut new = old.clone();
                 new.restarts = *restarts;
                 new.reported = true;
-                Ok(self.write(Some(old), Some(new)))
+                Ok(self.update_pod(old, new))
             }
             Request::DeletePod { name, options } => self.delete_pod(name, options, split),
             Request::FinishPodDeletion { name } => {
@@ -298,6 +298,28 @@ impl ApiServer {
                 Ok(Response::Deleted { rv: self.rv })
             }
         }
+    }
+
+    /// store.go `(*Store).Update` for a pod (a PUT or PATCH of the pod or of its status):
+    /// stores `new`, unless `old` is marked deleting with grace period 0 and `new` keeps no
+    /// finalizer — then the update removes the pod instead (`shouldDeleteDuringUpdate` →
+    /// `deleteWithoutFinalizers`). The removal is of the object stored, so the DELETED event
+    /// carries `old`, without the update's change; the client is answered 200 with the object
+    /// it computed, as if stored. On a cluster the half-done delete of an unbound pod (its
+    /// first write only, [`ApiServer::apply_marking`]) is ended so by whatever write comes
+    /// next: seen on v1.20.2, where the ReplicaSet controller's adoption patch removed the
+    /// pod the garbage collector was deleting, and the controller, answered 200, counted it.
+    fn update_pod(&mut self, old: Pod, new: Pod) -> Response {
+        if old.grace_over && old.meta.is_deleting() && new.meta.finalizers.is_empty() {
+            let (name, uid) = (new.meta.name, new.meta.uid);
+            self.write(Some(old), None);
+            return Response::Written {
+                rv: self.rv,
+                name,
+                uid,
+            };
+        }
+        self.write(Some(old), Some(new))
     }
 
     /// The scheduler's binding (`Request::BindPod`) landing while a delete of the pod is
