@@ -9,15 +9,19 @@
 //! is `tests/scenarios/general-pod-adoption-statefulset.yaml`; its recording, made by
 //! `rsmc conform` on a v1.37.2 control plane, took the second way.
 //!
-//! A run on v1.20.2 under load (2026-12-07) took a third way the model does not have yet:
-//! the collector's delete (grace period 0, the pod unbound) marked the pod at version 1331,
-//! and the controller's adoption patch, computed on that marked pod, removed it instead of
-//! being stored (`Store.Update` → `shouldDeleteDuringUpdate` → `deleteWithoutFinalizers` in
-//! the apiserver's registry/generic/registry/store.go): answered 200 with the reference added,
-//! while the DELETED event carried the pod without it. The controller counted the pod it had
+//! A run on v1.20.2 under load (2026-12-07) took a third way: the collector's delete (grace
+//! period 0, the pod unbound) marked the pod at version 1331, and the controller's adoption
+//! patch, computed on that marked pod, removed it instead of being stored (`Store.Update` →
+//! `shouldDeleteDuringUpdate` → `deleteWithoutFinalizers` in the apiserver's
+//! registry/generic/registry/store.go): answered 200 with the reference added, while the
+//! DELETED event carried the pod without it. The controller counted the pod it had
 //! "adopted"; its deletePod handler found no controller on the deleted pod and woke no
-//! ReplicaSet, so rs stayed at 0 pods for 1 replica. The model stores a patch on such a pod
-//! instead, so this outcome is missing from the set below: the model is what is wrong here.
+//! ReplicaSet, so rs stayed at 0 pods for 1 replica (until a resync, which the model does not
+//! have). The model's API server now removes a marked pod on any update
+//! (`ApiServer::update_pod`), so where a grace-0 delete is two steps (scripted models under
+//! `upstream`) this outcome is among the model's. Under `k8s-1.20` the delete is still one
+//! step, so the model there has the first two outcomes only: it would not yet accept that
+//! v1.20.2 run.
 
 use rsmc_oracle::explore::{default_budget, outcomes};
 use rsmc_oracle::judge::{judge, render};
@@ -90,15 +94,19 @@ fn pods_after_the_dangling_reference(profile: Profile) -> BTreeSet<Vec<(bool, Ve
 
 #[test]
 fn a_dangling_reference_to_another_kind_is_collected_before_or_after_the_adoption() {
-    for profile in [Profile::K8s120, Profile::Upstream] {
-        let kept = vec![(true, vec!["ReplicaSet (controller)".to_string()])];
-        let replaced = vec![(false, vec!["ReplicaSet (controller)".to_string()])];
-        assert_eq!(
-            pods_after_the_dangling_reference(profile),
-            BTreeSet::from([kept, replaced]),
-            "{profile:?}"
-        );
-    }
+    let kept = vec![(true, vec!["ReplicaSet (controller)".to_string()])];
+    let replaced = vec![(false, vec!["ReplicaSet (controller)".to_string()])];
+    // The adoption landing between the two writes of the collector's delete: the pod is
+    // removed, counted adopted, and nothing wakes rs (see the module's notes).
+    let lost = vec![];
+    assert_eq!(
+        pods_after_the_dangling_reference(Profile::K8s120),
+        BTreeSet::from([kept.clone(), replaced.clone()])
+    );
+    assert_eq!(
+        pods_after_the_dangling_reference(Profile::Upstream),
+        BTreeSet::from([kept, replaced, lost])
+    );
 }
 
 #[test]

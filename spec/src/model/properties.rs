@@ -332,16 +332,37 @@ pub(super) fn before_controller_request(
     req: &Request,
 ) -> Vec<&'static str> {
     let mut broken = Vec::new();
-    if let Request::DeletePod { name, .. } = req {
-        if let Some(pod) = s.api.pods.get(name) {
-            let ours = pod
-                .meta
-                .controller_ref()
-                .is_some_and(|r| r.uid == rs.meta.uid);
-            if !ours {
-                broken.push(DELETE_ONLY_CONTROLLED);
+    match req {
+        Request::DeletePod { name, .. } => {
+            if let Some(pod) = s.api.pods.get(name) {
+                let ours = pod
+                    .meta
+                    .controller_ref()
+                    .is_some_and(|r| r.uid == rs.meta.uid);
+                if !ours {
+                    broken.push(DELETE_ONLY_CONTROLLED);
+                }
             }
         }
+        // Judged on the pod the patch lands on: a successful adoption of a pod marked for
+        // removal removes it instead of storing it (`ApiServer::update_pod`), and is an
+        // adoption all the same, answered as one.
+        Request::PatchPodOwnerReferences {
+            name,
+            patch: OwnerRefPatch::Add(_),
+            ..
+        } => {
+            let live = s.api.replicasets.get(&rs.meta.name);
+            let ok = s
+                .api
+                .pods
+                .get(name)
+                .is_some_and(|pod| adoption_allowed(live.map(|o| &**o), rs.meta.uid, pod));
+            if !ok {
+                broken.push(ADOPTION_RULES);
+            }
+        }
+        _ => {}
     }
     broken
 }
@@ -373,21 +394,6 @@ pub(super) fn after_controller_request(
             }
             if rs.meta.is_deleting() {
                 flag(s, NO_CREATE_WHILE_DELETING);
-            }
-        }
-        Request::PatchPodOwnerReferences {
-            name,
-            patch: OwnerRefPatch::Add(_),
-            ..
-        } => {
-            let live = s.api.replicasets.get(&rs.meta.name);
-            let ok = s
-                .api
-                .pods
-                .get(name)
-                .is_some_and(|pod| adoption_allowed(live.map(|o| &**o), rs.meta.uid, pod));
-            if !ok {
-                flag(s, ADOPTION_RULES);
             }
         }
         Request::PatchPodOwnerReferences {
