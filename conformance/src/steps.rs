@@ -54,6 +54,9 @@ impl StepContext<'_> {
     fn pods(&self) -> Api<Pod> {
         Api::namespaced(self.client.clone(), self.namespace)
     }
+    fn configmaps(&self) -> Api<ConfigMap> {
+        Api::namespaced(self.client.clone(), self.namespace)
+    }
 
     /// Take the outcome of one of the step's own requests (an apply, a scale, a delete of a
     /// ReplicaSet: the requests a scenario may expect to be refused) as [`accept`] does, and
@@ -173,6 +176,29 @@ pub async fn take(ctx: &mut StepContext<'_>, kind: &StepKind) -> Result<(), Step
             selector,
             propagation,
         } => delete_collection(ctx, selector, *propagation).await,
+        StepKind::CreateConfigMap { name } => {
+            let configmap = ConfigMap {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(name.clone()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let r = ctx
+                .configmaps()
+                .create(&kube::api::PostParams::default(), &configmap)
+                .await;
+            ctx.answer(|| format!("create configmap {name}"), r)?;
+            Ok(())
+        }
+        StepKind::DeleteConfigMap { name } => {
+            // kubectl's default cascade, Background: the ConfigMap goes at once, and the
+            // garbage collector learns of it from its watch.
+            let params = delete_params(Some(Propagation::Background));
+            let r = ctx.configmaps().delete(name, &params).await;
+            ctx.answer(|| format!("delete configmap/{name}"), r)?;
+            Ok(())
+        }
         StepKind::Pods { selection, action } => pods(ctx, selection, action).await,
         other => unreachable!("the runner takes {} itself", other.keyword()),
     }
@@ -524,8 +550,7 @@ async fn owner_references(
                 None => return Ok(None),
             },
             NamedOwner::Other { kind, .. } if kind.is_configmap() => {
-                let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), ctx.namespace);
-                accept(what, api.get(name).await)?.and_then(|c| c.uid())
+                accept(what, ctx.configmaps().get(name).await)?.and_then(|c| c.uid())
             }
             NamedOwner::Other { .. } => None,
         };

@@ -41,8 +41,7 @@ fn scenario() -> PathBuf {
 }
 
 /// Of each state the model may settle in after the StatefulSet reference is written: whether
-/// the pod is the one the ReplicaSet made first, and the kinds its references name (the
-/// controller's marked).
+/// the pod is the one the ReplicaSet made first, and the owners its references name.
 fn pods_after_the_dangling_reference(profile: Profile) -> BTreeSet<Vec<(bool, Vec<String>)>> {
     let prepared = Prepared::load(&scenario(), profile).unwrap_or_else(|e| panic!("{e}"));
     let script = prepared.model.script.as_ref().expect("a scripted model");
@@ -75,27 +74,45 @@ fn pods_after_the_dangling_reference(profile: Profile) -> BTreeSet<Vec<(bool, Ve
             s.api
                 .pods
                 .values()
-                .map(|p| {
-                    let references = p
-                        .meta
-                        .owner_references
-                        .iter()
-                        .map(|r| {
-                            let mark = if r.controller { " (controller)" } else { "" };
-                            format!("{}{mark}", r.kind.kind())
-                        })
-                        .collect();
-                    (original.contains(&p.meta.name), references)
-                })
+                .map(|p| (original.contains(&p.meta.name), owners(p)))
                 .collect()
         })
         .collect()
 }
 
+/// The owners `pod`'s references name, as `ConfigMap keeper (controller)`.
+fn owners(pod: &rsmc_spec::object::Pod) -> Vec<String> {
+    pod.meta
+        .owner_references
+        .iter()
+        .map(|r| {
+            let mark = if r.controller { " (controller)" } else { "" };
+            format!("{} {}{mark}", r.kind.kind(), r.name)
+        })
+        .collect()
+}
+
+/// The verdict on a doctored recording, `text` as an observed trace's JSON.
+fn judge_doctored(
+    prepared: &Prepared,
+    text: &serde_json::Value,
+    budget: &Budget,
+) -> rsmc_oracle::judge::Verdict {
+    let dir = tempfile::tempdir().unwrap();
+    let doctored = dir.path().join("doctored.observed.json");
+    std::fs::write(&doctored, text.to_string()).unwrap();
+    judge(
+        &prepared.subject(),
+        &observed::load(&doctored).unwrap(),
+        budget,
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_dangling_reference_to_another_kind_is_collected_before_or_after_the_adoption() {
-    let kept = vec![(true, vec!["ReplicaSet (controller)".to_string()])];
-    let replaced = vec![(false, vec!["ReplicaSet (controller)".to_string()])];
+    let kept = vec![(true, vec!["ReplicaSet rs (controller)".to_string()])];
+    let replaced = vec![(false, vec!["ReplicaSet rs (controller)".to_string()])];
     // The adoption landing between the two writes of the collector's delete: the pod is
     // removed, counted adopted, and nothing wakes rs (see the module's notes).
     let lost = vec![];
@@ -137,15 +154,7 @@ fn the_recorded_run_conforms_and_one_whose_reference_stays_does_not() {
     for settled in segment["settled"]["pods"].as_array_mut().unwrap() {
         *settled = kept.clone();
     }
-    let dir = tempfile::tempdir().unwrap();
-    let doctored = dir.path().join("doctored.observed.json");
-    std::fs::write(&doctored, text.to_string()).unwrap();
-    let v = judge(
-        &prepared.subject(),
-        &observed::load(&doctored).unwrap(),
-        &budget,
-    )
-    .unwrap();
+    let v = judge_doctored(&prepared, &text, &budget);
     assert!(!v.conforms, "{}", render(&v));
     // Named as the other kind it is, not as the ReplicaSet of the same name.
     assert!(
@@ -153,4 +162,144 @@ fn the_recorded_run_conforms_and_one_whose_reference_stays_does_not() {
         "{}",
         render(&v)
     );
+}
+
+/// A pod by its name (a generated one by its generator's prefix, `frontend-…`) and the
+/// owners its references name (`ConfigMap keeper (controller)`).
+type PodOwners = (String, Vec<String>);
+
+/// Of each state the model may settle in at each settle point of `file` (the outcomes of one
+/// point are the starts of the next): each pod, by its name or, generated, by its generator's
+/// prefix, with the kinds its references name (the controller's marked).
+fn settled_pods(file: &str, profile: Profile) -> Vec<BTreeSet<Vec<PodOwners>>> {
+    let prepared = Prepared::load(&root().join(file), profile).unwrap_or_else(|e| panic!("{e}"));
+    let script = prepared.model.script.as_ref().expect("a scripted model");
+    let mut states = stateright::Model::init_states(&prepared.model);
+    let mut points = Vec::new();
+    for settle in script.settle_indices() {
+        let (next, _) = outcomes(
+            &prepared.model,
+            &states,
+            settle,
+            &BTreeSet::new(),
+            &default_budget(),
+        )
+        .unwrap();
+        points.push(
+            next.iter()
+                .map(|s| {
+                    let mut pods: Vec<_> = s
+                        .api
+                        .pods
+                        .values()
+                        .map(|p| {
+                            let name = match &p.meta.generate_name {
+                                Some(prefix) => format!("{prefix}…"),
+                                None => p.meta.name.clone(),
+                            };
+                            (name, owners(p))
+                        })
+                        .collect();
+                    pods.sort();
+                    pods
+                })
+                .collect(),
+        );
+        states = next;
+    }
+    points
+}
+
+/// `tests/scenarios/owned-by-a-configmap.yaml`: a pod a ConfigMap controls is never adopted or
+/// counted by the ReplicaSet its labels match (replica_set.go `claimPods` →
+/// `ClaimObject`: a pod with another controller is not its to take); the garbage collector
+/// keeps a dependent while an owner of any kind exists (`isDangling` finds it by a live GET),
+/// and once the ConfigMap is deleted collects the pod it alone owned and patches the
+/// reference out of the pod the ReplicaSet still owns (`classifyReferences`: dangling beside
+/// solid). One outcome at each point, in both profiles.
+#[test]
+fn an_owner_of_another_kind_keeps_its_pods_until_it_is_deleted() {
+    let pod = |name: &str, refs: &[&str]| {
+        let refs = refs.iter().map(|r| r.to_string()).collect::<Vec<_>>();
+        (name.to_string(), refs)
+    };
+    for profile in [Profile::K8s120, Profile::Upstream] {
+        let points = settled_pods("tests/scenarios/owned-by-a-configmap.yaml", profile);
+        let one = |pods: Vec<PodOwners>| BTreeSet::from([pods]);
+        let expected = vec![
+            one(vec![
+                pod("frontend-…", &["ReplicaSet frontend (controller)"]),
+                pod("held", &["ConfigMap keeper (controller)"]),
+            ]),
+            one(vec![
+                pod(
+                    "frontend-…",
+                    &["ReplicaSet frontend (controller)", "ConfigMap keeper"],
+                ),
+                pod("held", &["ConfigMap keeper (controller)"]),
+            ]),
+            one(vec![pod(
+                "frontend-…",
+                &["ReplicaSet frontend (controller)"],
+            )]),
+        ];
+        assert_eq!(points, expected, "{profile:?}");
+    }
+}
+
+/// The recordings of `owned-by-a-configmap.yaml` made by `rsmc conform` on local control
+/// planes conform, each under its release's profile; a copy in which the garbage collector
+/// keeps `held` after its only owner is deleted is rejected, naming the pod the model
+/// collects.
+#[test]
+fn recordings_of_a_configmap_owner_conform_and_one_that_keeps_its_pod_does_not() {
+    let budget = Budget::default().with_states(500_000);
+    for (release, profile) in [("v1.20.2", Profile::K8s120), ("v1.37.2", Profile::Upstream)] {
+        let prepared = Prepared::load(
+            &root().join("tests/scenarios/owned-by-a-configmap.yaml"),
+            profile,
+        )
+        .unwrap();
+        let path = root().join(format!(
+            "tests/observed/owned-by-a-configmap.{release}.observed.json"
+        ));
+        let v = judge(
+            &prepared.subject(),
+            &observed::load(&path).unwrap(),
+            &budget,
+        )
+        .unwrap();
+        assert!(v.conforms, "{release}: {}", render(&v));
+
+        // After keeper's deletion, held's events (the collector's delete) are left out and it
+        // stays in the settled state.
+        let mut text: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let held = text["segments"][1]["settled"]["pods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["metadata"]["name"] == "held")
+            .cloned()
+            .expect("held settled at the second point");
+        let last = &mut text["segments"][2];
+        let events = last["events"].as_array_mut().unwrap();
+        let before = events.len();
+        events.retain(|e| e["object"]["metadata"]["name"] != "held");
+        assert!(
+            events.len() < before,
+            "{release}: the collector's delete of held"
+        );
+        last["settled"]["pods"].as_array_mut().unwrap().push(held);
+        let v = judge_doctored(&prepared, &text, &budget);
+        assert!(!v.conforms, "{release}: {}", render(&v));
+        let report = render(&v);
+        for expected in [
+            "pod/held: seen present, allowed absent",
+            "allowed: garbage-collector: DELETE pods/held",
+            "controller=ConfigMap/keeper deleting",
+        ] {
+            assert!(report.contains(expected), "{release}: {expected}: {report}");
+        }
+    }
 }

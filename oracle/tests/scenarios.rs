@@ -853,3 +853,81 @@ fn owner_references_read_back_and_name_replicasets_that_exist() {
         );
     }
 }
+
+/// `create: {configMap: NAME}` and `delete: {configMap: NAME}` read back as they are written
+/// and compile to the model's owner of another kind; a ConfigMap created while it exists,
+/// deleted while it does not, named as the runner's marks are or not as the API server takes,
+/// and a `create` of anything else are refused with the line.
+#[test]
+fn configmaps_are_created_and_deleted_as_owners_of_another_kind() {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/owned-by-a-configmap.yaml");
+    let s = scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let back = scenario::load_str(&s.path, &s.to_yaml()).unwrap_or_else(|e| panic!("{e}"));
+    let kinds = |s: &Scenario| s.steps.iter().map(|st| st.kind.clone()).collect::<Vec<_>>();
+    assert_eq!(kinds(&back), kinds(&s));
+    assert_eq!(
+        s.steps[0].kind,
+        StepKind::CreateConfigMap {
+            name: "keeper".into()
+        }
+    );
+    assert_eq!(s.steps[0].command(), "kubectl create configmap keeper");
+    let compiled = compile(&s, Profile::K8s120).unwrap_or_else(|e| panic!("{e}"));
+    let others: Vec<String> = compiled
+        .script
+        .moves_to_come(&Default::default())
+        .filter(|a| matches!(a, Action::CreateOther { .. } | Action::DeleteOther { .. }))
+        .map(|a| a.to_string())
+        .collect();
+    assert_eq!(
+        others,
+        [
+            "user: create v1 ConfigMap/keeper",
+            "user: delete v1 ConfigMap/keeper"
+        ]
+    );
+    let cases = [
+        (
+            "  - create: {configMap: keeper}\n  - create: {configMap: keeper}\n",
+            4,
+            "steps[1].create.configMap: configmap/keeper exists already",
+        ),
+        (
+            "  - create: {configMap: keeper}\n  - delete: {configMap: keeper}\n  - delete: {configMap: keeper}\n",
+            5,
+            "configmap/keeper does not exist here",
+        ),
+        (
+            "  - create: {configMap: rsmc-settle-1}\n",
+            3,
+            "the runner's own marks are ConfigMaps named rsmc-",
+        ),
+        (
+            "  - create: {configMap: Keeper}\n",
+            3,
+            "expected a DNS subdomain name",
+        ),
+        (
+            "  - create: {replicaset: web}\n",
+            3,
+            "expected `configMap: NAME` (ReplicaSets and pods are created with `apply`)",
+        ),
+        (
+            "  - delete: {configMap: keeper, cascade: orphan}\n",
+            3,
+            "unknown field `cascade`",
+        ),
+    ];
+    for (i, (steps, line, expected)) in cases.into_iter().enumerate() {
+        let (dir, msg) = load_error(
+            &format!("configmaps-{i}"),
+            &[("s.yaml", &format!("name: s\nsteps:\n{steps}"))],
+        );
+        assert!(
+            msg.starts_with(&format!("{}:{line}:", dir.path().join("s.yaml").display()))
+                && msg.contains(expected),
+            "{msg}"
+        );
+    }
+}

@@ -7,6 +7,7 @@ use crate::manifest::Object;
 use crate::yaml::Error;
 use rsmc_spec::config::Config;
 use rsmc_spec::model::{Action, Awaited, PodAction, Recipient, Script, ScriptStep};
+use rsmc_spec::object::OtherKind;
 use rsmc_spec::profile::Profile;
 use std::collections::BTreeSet;
 
@@ -252,6 +253,14 @@ fn script_steps(kind: &StepKind) -> Vec<ScriptStep> {
             selector: selector.clone(),
             propagation: *propagation,
         }],
+        StepKind::CreateConfigMap { name } => one(Action::CreateOther {
+            kind: OtherKind::configmap(),
+            name: name.clone(),
+        }),
+        StepKind::DeleteConfigMap { name } => one(Action::DeleteOther {
+            kind: OtherKind::configmap(),
+            name: name.clone(),
+        }),
         StepKind::Pods { selection, action } => vec![ScriptStep::Pods {
             pods: selection.clone(),
             action: action.clone(),

@@ -127,6 +127,7 @@ impl Scenario {
         }
         let mut second_leader = false;
         let mut replicasets = ReplicaSetsSoFar::default();
+        let mut configmaps = BTreeSet::new();
         let mut holds = Held::default();
         for (i, step) in self.steps.iter().enumerate() {
             let at = root.key("steps").index(i).key(step.kind.keyword());
@@ -148,6 +149,9 @@ impl Scenario {
                 if let Some(message) = replicasets.step(&step.kind) {
                     return Some((at, message));
                 }
+            }
+            if let Some(message) = configmap_problem(&mut configmaps, &step.kind) {
+                return Some((at.key("configMap"), message));
             }
             if let Some(node) = step
                 .nodes()
@@ -252,6 +256,30 @@ fn owners_problem(owners: &[OwnerByName]) -> Option<String> {
         }
         _ => None,
     })
+}
+
+/// What is wrong with a step that creates or deletes a ConfigMap, given those the steps before
+/// it left (`live`, which it updates): one created while it exists (AlreadyExists) or deleted
+/// while it does not (NotFound), which a step cannot be expected to be refused with; a name
+/// the API server refuses; or one of the runner's own marks' names (`rsmc-…`).
+fn configmap_problem(live: &mut BTreeSet<String>, kind: &StepKind) -> Option<String> {
+    match kind {
+        StepKind::CreateConfigMap { name } => {
+            if !is_dns1123_subdomain(name) {
+                Some(format!("{name:?}: expected a DNS subdomain name (lower-case letters, digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit)"))
+            } else if name.starts_with("rsmc-") {
+                Some(format!("{name}: the runner's own marks are ConfigMaps named rsmc-…; name it otherwise"))
+            } else if !live.insert(name.clone()) {
+                Some(format!("configmap/{name} exists already: an earlier step creates it and none deletes it"))
+            } else {
+                None
+            }
+        }
+        StepKind::DeleteConfigMap { name } => (!live.remove(name)).then(|| {
+            format!("configmap/{name} does not exist here: no earlier step creates it, or one deletes it")
+        }),
+        _ => None,
+    }
 }
 
 /// The most replicas a scenario may ask of one ReplicaSet: the largest recording the oracle

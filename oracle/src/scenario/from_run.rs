@@ -24,28 +24,29 @@ use rsmc_spec::model::{Action, PodSelection, PodSet, RsModel, State};
 use rsmc_spec::object::{LabelSelector, Pod};
 use std::sync::Arc;
 
-/// Why a run cannot be written as a scenario, if it cannot: the scenario language has no
-/// step yet for owners of other kinds (their creation and deletion, pods that name them), so
-/// a run that has them would be written without them and replay as another run. Every
-/// conversion below expects a run for which this is `None`.
+/// Why a run cannot be written as a scenario, if it cannot: of the owners of other kinds, a
+/// scenario creates and deletes ConfigMaps only (`create: {configMap: …}`, what a local
+/// control plane can hold), by steps; an owner there from the start, or of another kind, would
+/// be written without it and replay as another run. Every conversion below expects a run for
+/// which this is `None`.
 pub fn unexpressible(states: &[State], actions: &[Action]) -> Option<String> {
-    let start = states
-        .first()
-        .map(|s| s.api.others.as_slice())
-        .unwrap_or_default();
-    let moved = actions.iter().find_map(|a| match a {
-        Action::CreateOther { kind, name } | Action::DeleteOther { kind, name } => {
-            Some(format!("{}/{name}", kind.kind))
+    if let Some(o) = states.first().and_then(|s| s.api.others.first()) {
+        return Some(format!(
+            "the run starts with an owner of another kind ({}/{}), which a scenario cannot express: a scenario creates ConfigMaps by steps",
+            o.kind.kind, o.name
+        ));
+    }
+    actions.iter().find_map(|a| match a {
+        Action::CreateOther { kind, name } | Action::DeleteOther { kind, name }
+            if !kind.is_configmap() =>
+        {
+            Some(format!(
+                "the run has an owner of kind {} {} ({name}), which a scenario cannot express: a scenario creates ConfigMaps only",
+                kind.api_version, kind.kind
+            ))
         }
         _ => None,
-    });
-    let named = start
-        .first()
-        .map(|o| format!("{}/{}", o.kind.kind, o.name))
-        .or(moved)?;
-    Some(format!(
-        "the run has an owner of another kind ({named}), which a scenario cannot express yet"
-    ))
+    })
 }
 
 /// The scenario of a run, with its timing left open: `states[i + 1]` is `actions[i]` taken

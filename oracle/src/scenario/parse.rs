@@ -39,9 +39,10 @@ const KINDS: &[(&str, &str, Reader)] = &[
     ("scale", "scale: {replicaset: NAME, replicas: N}", scale),
     (
         "delete",
-        "delete: {replicaset: NAME, cascade: background|foreground|orphan} | {pod: NAME} | {pods: PODS, count: N | upTo: N}",
+        "delete: {replicaset: NAME, cascade: background|foreground|orphan} | {pod: NAME} | {pods: PODS, count: N | upTo: N} | {configMap: NAME}",
         delete,
     ),
+    ("create", "create: {configMap: NAME}", create),
     (
         "deleteCollection",
         "deleteCollection: {replicasets: {labels: {KEY: VALUE, …}} | {selector: LABELSELECTOR}, cascade: background|foreground|orphan|unset}",
@@ -523,6 +524,11 @@ enum Cascade {
 
 fn delete(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
     let mut f = arguments(ctx, path)?;
+    if f.has("configMap") {
+        let name = f.required("configMap")?;
+        f.finish()?;
+        return Ok(StepKind::DeleteConfigMap { name });
+    }
     if !f.has("replicaset") {
         return pod_step(ctx, path, |_| Ok(PodAction::Delete));
     }
@@ -533,6 +539,20 @@ fn delete(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
         replicaset,
         propagation,
     })
+}
+
+/// `create: {configMap: NAME}`: the one object a step creates besides `apply`'s (an owner
+/// of another kind; see [`StepKind::CreateConfigMap`]).
+fn create(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
+    let mut f = arguments(ctx, path)?;
+    if !f.has("configMap") {
+        return Err(
+            f.error("expected `configMap: NAME` (ReplicaSets and pods are created with `apply`)")
+        );
+    }
+    let name = f.required("configMap")?;
+    f.finish()?;
+    Ok(StepKind::CreateConfigMap { name })
 }
 
 /// A delete's `cascade:`: the propagation it asks for (kubectl's default, `background`, when

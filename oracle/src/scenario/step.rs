@@ -53,6 +53,15 @@ pub enum StepKind {
         selector: LabelSelector,
         propagation: Option<Propagation>,
     },
+    /// `kubectl create configmap NAME`: an object pods may name as their owner. It stands
+    /// for an owner of any other kind (a StatefulSet, a Job, a custom resource): on a local
+    /// control plane no other workload controller runs, and to the two controllers this
+    /// concerns an owner is its kind, name and UID (`rsmc_spec::object::other_owner`). The
+    /// model's `Action::CreateOther`.
+    CreateConfigMap { name: String },
+    /// `kubectl delete configmap/NAME` (propagation Background, kubectl's default): the
+    /// garbage collector then finds the references to it dangling.
+    DeleteConfigMap { name: String },
     /// A user, the scheduler or the kubelet acts on each selected pod.
     Pods {
         selection: PodSelection,
@@ -226,6 +235,8 @@ impl StepKind {
             StepKind::Scale { .. } => "scale",
             StepKind::DeleteReplicaSet { .. } => "delete",
             StepKind::DeleteReplicaSets { .. } => "deleteCollection",
+            StepKind::CreateConfigMap { .. } => "create",
+            StepKind::DeleteConfigMap { .. } => "delete",
             StepKind::Pods { action, .. } => match action {
                 PodAction::Delete => "delete",
                 PodAction::Label { set, .. } if set.is_empty() => "unlabel",
@@ -320,6 +331,8 @@ impl fmt::Display for StepKind {
                     None => f.write_str(" without a propagationPolicy: the API server chooses)"),
                 }
             }
+            StepKind::CreateConfigMap { name } => write!(f, "kubectl create configmap {name}"),
+            StepKind::DeleteConfigMap { name } => write!(f, "kubectl delete configmap/{name}"),
             StepKind::Pods { selection, action } => {
                 let kubectl = target(selection, true);
                 let words = target(selection, false);
@@ -457,6 +470,20 @@ mod tests {
             }
             .to_string(),
             "DELETE replicasets?labelSelector=e2e=abc (DeleteCollection, propagationPolicy=Orphan)"
+        );
+        assert_eq!(
+            StepKind::CreateConfigMap {
+                name: "owner".into()
+            }
+            .to_string(),
+            "kubectl create configmap owner"
+        );
+        assert_eq!(
+            StepKind::DeleteConfigMap {
+                name: "owner".into()
+            }
+            .to_string(),
+            "kubectl delete configmap/owner"
         );
         assert_eq!(
             pods(

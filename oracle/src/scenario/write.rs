@@ -148,6 +148,9 @@ fn kind_value(kind: &StepKind) -> Value {
             "replicasets": selector_value(selector),
             "cascade": Propagation::asked_word(*propagation),
         }),
+        StepKind::CreateConfigMap { name } | StepKind::DeleteConfigMap { name } => {
+            json!({ "configMap": name })
+        }
         StepKind::Pods { selection, action } => {
             let mut args = selection_value(selection);
             match action {
@@ -391,7 +394,13 @@ impl Step {
             },
             Action::Await { until } => StepKind::Await(until.clone()),
             Action::Settle => StepKind::Settle,
-            // No scenario step yet: a run with them is refused before it is converted
+            Action::CreateOther { kind, name } if kind.is_configmap() => {
+                StepKind::CreateConfigMap { name: name.clone() }
+            }
+            Action::DeleteOther { kind, name } if kind.is_configmap() => {
+                StepKind::DeleteConfigMap { name: name.clone() }
+            }
+            // No step creates other kinds: a run with them is refused before it is converted
             // ([`super::unexpressible`]).
             Action::CreateOther { .. } | Action::DeleteOther { .. } => return None,
             Action::ListPods

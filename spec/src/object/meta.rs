@@ -89,6 +89,11 @@ impl OtherKind {
 
     /// `v1 ConfigMap`: what stands for an owner of any kind on a local control plane, where
     /// no other workload controller runs (and the kind of the runner's own marks).
+    pub fn configmap() -> Self {
+        OtherKind::new("v1", "ConfigMap")
+    }
+
+    /// Whether this is [`OtherKind::configmap`].
     pub fn is_configmap(&self) -> bool {
         self.is("v1", "ConfigMap")
     }

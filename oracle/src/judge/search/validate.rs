@@ -201,7 +201,7 @@ pub fn summary(o: &Object) -> String {
                 rsmc_spec::object::render_labels(&p.meta.labels)
             );
             match p.meta.controller_ref() {
-                Some(r) => s.push_str(&format!(" controller=ReplicaSet/{}", r.name)),
+                Some(r) => s.push_str(&format!(" controller={}/{}", r.kind.kind(), r.name)),
                 None => s.push_str(" controller=<none>"),
             }
             if p.is_ready() {
