@@ -137,7 +137,8 @@ impl Run<'_> {
             | Action::Choose {
                 controller, worker, ..
             }
-            | Action::CreateRejected { controller, worker } => slot(*controller, *worker),
+            | Action::CreateRejected { controller, worker }
+            | Action::LandsInRemoval { controller, worker } => slot(*controller, *worker),
             _ => None,
         }
     }

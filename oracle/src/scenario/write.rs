@@ -410,6 +410,7 @@ impl Step {
             | Action::StartSync { .. }
             | Action::SyncStep { .. }
             | Action::CreateRejected { .. }
+            | Action::LandsInRemoval { .. }
             | Action::Choose { .. }
             | Action::Node { .. }
             | Action::Gc { .. }

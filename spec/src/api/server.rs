@@ -133,6 +133,38 @@ impl ApiServer {
         self.apply_split(request, true)
     }
 
+    /// The pod `name` with UID `uid` as a grace-0 delete marked it, and the revision of the
+    /// removal, when that delete made both its writes after `position` and the pod is gone.
+    /// A request for the pod decided on a view at `position` (which showed it unmarked) may
+    /// have landed between the two writes on a cluster, and there removed the pod itself
+    /// (an update, [`ApiServer::update_pod`]; a delete, `end_grace`), answered as done.
+    /// Where the model makes the two writes in one step ([`ApiServer::apply`]) that landing
+    /// is a move of its own (`Action::LandsInRemoval`); the log still holds both writes,
+    /// since a view at `position` needs them.
+    pub fn removed_in_grace_zero_delete_after(
+        &self,
+        name: &str,
+        uid: Uid,
+        position: Rv,
+    ) -> Option<(Rv, &Arc<Pod>)> {
+        if self.pods.get(name).is_some_and(|p| p.meta.uid == uid) {
+            return None;
+        }
+        self.log.iter().rev().find_map(|e| match &e.change {
+            Change::Pod {
+                before: Some(marked),
+                after: None,
+            } if e.name == name
+                && marked.meta.uid == uid
+                && marked.grace_over
+                && marked.meta.resource_version > position =>
+            {
+                Some((e.rv, marked))
+            }
+            _ => None,
+        })
+    }
+
     /// The marked pods whose grace-0 delete has made its first write only: each is removed
     /// by a step of its own ([`ApiServer::apply_marking`]).
     pub fn marked_for_removal(&self) -> impl Iterator<Item = &Arc<Pod>> {

@@ -46,6 +46,7 @@ pub fn class_of(state: &State, action: &Action) -> Option<Class> {
         }),
         Action::SyncStep { controller, worker }
         | Action::CreateRejected { controller, worker }
+        | Action::LandsInRemoval { controller, worker }
         | Action::Choose {
             controller, worker, ..
         } => Some(Class::SyncProgress {

@@ -222,6 +222,14 @@ pub enum Action {
         controller: u8,
         worker: u8,
     },
+    /// The sync's next request, an update or delete of a pod it read unmarked, lands between
+    /// the two writes of a grace-0 delete that the model made in one step since: it removes
+    /// the pod itself and is answered as done, writing nothing more
+    /// ([`crate::api::ApiServer::removed_in_grace_zero_delete_after`]).
+    LandsInRemoval {
+        controller: u8,
+        worker: u8,
+    },
     /// A sync's choice: scale-down victims among ranking ties, in the order their parallel
     /// deletes land, or the order of its claim patches.
     Choose {
@@ -295,6 +303,7 @@ impl Action {
                 | Action::StartSync { .. }
                 | Action::SyncStep { .. }
                 | Action::CreateRejected { .. }
+                | Action::LandsInRemoval { .. }
                 | Action::Choose { .. }
                 | Action::Gc { .. }
                 | Action::RemoveMarkedPod { .. }
@@ -535,6 +544,10 @@ impl fmt::Display for Action {
             Action::CreateRejected { controller, worker } => write!(
                 f,
                 "replicaset-controller#{controller} worker {worker}: pod create rejected (quota)"
+            ),
+            Action::LandsInRemoval { controller, worker } => write!(
+                f,
+                "replicaset-controller#{controller} worker {worker}: next request, landing in a grace-0 delete"
             ),
             Action::Choose {
                 controller,

@@ -13,7 +13,8 @@ impl RsModel {
     pub fn describe(&self, s: &State, action: &Action) -> String {
         match action {
             Action::SyncStep { controller, worker }
-            | Action::CreateRejected { controller, worker } => {
+            | Action::CreateRejected { controller, worker }
+            | Action::LandsInRemoval { controller, worker } => {
                 let c = &s.controllers[*controller as usize];
                 let Some(task) = &c.workers[*worker as usize] else {
                     return action.to_string();
@@ -32,6 +33,9 @@ impl RsModel {
                 }
                 match action {
                     Action::CreateRejected { .. } => format!("{who}: {what} → 403 exceeded quota"),
+                    Action::LandsInRemoval { .. } => format!(
+                        "{who}: {what} → lands between the two writes of the pod's grace-0 delete, removing it; answered as done"
+                    ),
                     _ => format!("{who}: {what}"),
                 }
             }

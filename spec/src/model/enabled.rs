@@ -387,6 +387,12 @@ impl RsModel {
                         {
                             out.push(Action::CreateRejected { controller, worker });
                         }
+                        if self.lands_in_removals() {
+                            let pods = s.api.pods_at(task.read_at.1);
+                            if self.lands_in_removal(s, task, &req, &pods).is_some() {
+                                out.push(Action::LandsInRemoval { controller, worker });
+                            }
+                        }
                     }
                     // A victim set; the order its deletes land in is picked as they go out.
                     // Sets too many to list are offered by none: a search meeting them

@@ -78,6 +78,17 @@ impl RsModel {
         self.sem.terminating_replicas && self.script.is_some()
     }
 
+    /// Whether a sync's update or delete of a pod may land between the two writes of a
+    /// grace-0 delete that this model makes in one step ([`Action::LandsInRemoval`]): where
+    /// it does not split them, in the models the oracle and `rsmc replay` explore. On a
+    /// cluster such a request removes the pod itself and is answered as done (seen on v1.20.2:
+    /// an adoption answered 200, counted, and the ReplicaSet left short). Where the delete is
+    /// two steps the request lands between them as any other does; a free model check, which
+    /// keeps the delete one step for its size, does not explore it either.
+    pub fn lands_in_removals(&self) -> bool {
+        self.script.is_some() && !self.splits_grace_zero_deletes()
+    }
+
     /// Send `request` to the model's API server, a grace-0 pod delete split in two steps
     /// where this model splits them ([`RsModel::splits_grace_zero_deletes`]).
     pub(crate) fn send(&self, n: &mut State, request: &Request) -> Result<Response, ApiError> {

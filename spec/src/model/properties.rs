@@ -326,15 +326,17 @@ fn flag(s: &mut State, name: &'static str) {
 
 /// Checks made just before a controller request is applied: the properties it breaks if
 /// the API server accepts it (a delete refused by its preconditions deletes nothing).
+/// `target` is the pod a pod request lands on, as stored when it lands.
 pub(super) fn before_controller_request(
     s: &State,
     rs: &ReplicaSet,
     req: &Request,
+    target: Option<&Pod>,
 ) -> Vec<&'static str> {
     let mut broken = Vec::new();
     match req {
-        Request::DeletePod { name, .. } => {
-            if let Some(pod) = s.api.pods.get(name) {
+        Request::DeletePod { .. } => {
+            if let Some(pod) = target {
                 let ours = pod
                     .meta
                     .controller_ref()
@@ -348,16 +350,12 @@ pub(super) fn before_controller_request(
         // removal removes it instead of storing it (`ApiServer::update_pod`), and is an
         // adoption all the same, answered as one.
         Request::PatchPodOwnerReferences {
-            name,
             patch: OwnerRefPatch::Add(_),
             ..
         } => {
             let live = s.api.replicasets.get(&rs.meta.name);
-            let ok = s
-                .api
-                .pods
-                .get(name)
-                .is_some_and(|pod| adoption_allowed(live.map(|o| &**o), rs.meta.uid, pod));
+            let ok =
+                target.is_some_and(|pod| adoption_allowed(live.map(|o| &**o), rs.meta.uid, pod));
             if !ok {
                 broken.push(ADOPTION_RULES);
             }

@@ -6,11 +6,12 @@ use super::script::{Script, ScriptStep};
 use super::state::{ControllerState, Positions, State};
 use super::RsModel;
 use crate::api::{
-    ApiError, DeleteOptions, Kind, Propagation, Reason, Request, RequestPattern, Response,
+    ApiError, DeleteOptions, Kind, Propagation, Reason, Request, RequestPattern, Response, View,
 };
 use crate::controller::{begin, AtGate, Begin, Handlers, Pending, SyncTask, SyncView};
 use crate::gc;
 use crate::object::{Pod, PodPhase, ReplicaSet, Rv};
+use std::sync::Arc;
 
 impl RsModel {
     /// The successor of `s` under `action`; `None` when the action changes nothing.
@@ -281,11 +282,19 @@ impl RsModel {
                 key,
             } => self.start_sync(n, *controller as usize, *worker as usize, key),
             Action::SyncStep { controller, worker } => {
-                self.sync_step(n, *controller as usize, *worker as usize, false)
+                self.sync_step(n, *controller as usize, *worker as usize, Answer::Served)
             }
             Action::CreateRejected { controller, worker } => {
                 n.budget.create_failures -= 1;
-                self.sync_step(n, *controller as usize, *worker as usize, true)
+                self.sync_step(
+                    n,
+                    *controller as usize,
+                    *worker as usize,
+                    Answer::QuotaExceeded,
+                )
+            }
+            Action::LandsInRemoval { controller, worker } => {
+                self.sync_step(n, *controller as usize, *worker as usize, Answer::InRemoval)
             }
             Action::Choose {
                 controller,
@@ -548,10 +557,9 @@ impl RsModel {
         }
     }
 
-    /// Perform the request the sync in slot `wi` waits for, record the outcome, and finish
-    /// the sync if nothing else remains. `rejected` makes a pod create fail as an exceeded
-    /// quota would.
-    fn sync_step(&self, n: &mut State, ci: usize, wi: usize, rejected: bool) {
+    /// Perform the request the sync in slot `wi` waits for, answered as `answer` says, record
+    /// the outcome, and finish the sync if nothing else remains.
+    fn sync_step(&self, n: &mut State, ci: usize, wi: usize, answer: Answer) {
         let Some(mut task) = n.controllers[ci].workers[wi].take() else {
             return;
         };
@@ -585,13 +593,13 @@ impl RsModel {
                 task.record_get(&view, live.as_deref());
             }
             Pending::Send(req) => {
-                let result = if rejected {
-                    Err(ApiError {
+                let result = match answer {
+                    Answer::QuotaExceeded => Err(ApiError {
                         reason: Reason::Forbidden,
                         message: "pods \"\" is forbidden: exceeded quota: pods".into(),
-                    })
-                } else {
-                    self.controller_request(n, view.rs, &task, &req)
+                    }),
+                    Answer::InRemoval => self.landed_in_removal(n, view.rs, &task, &req, &pods),
+                    Answer::Served => self.controller_request(n, view.rs, &task, &req),
                 };
                 if let Ok(rv) = &result {
                     if self.sem.consistency_gate {
@@ -611,6 +619,47 @@ impl RsModel {
         }
     }
 
+    /// The pod `req` (a sync's update or delete of a pod, decided on the sync's view `pods`)
+    /// would land on between the two writes of a grace-0 delete the model made in one step
+    /// after that view, as it was marked, and the revision of its removal; `None` when no such
+    /// delete removed it ([`crate::api::ApiServer::removed_in_grace_zero_delete_after`]).
+    pub(crate) fn lands_in_removal<'a>(
+        &self,
+        s: &'a State,
+        task: &SyncTask,
+        req: &Request,
+        pods: &View<Pod>,
+    ) -> Option<(Rv, &'a Arc<Pod>)> {
+        let (name, uid) = match req {
+            Request::PatchPodOwnerReferences { name, uid, .. } => (name, *uid),
+            Request::DeletePod { name, .. } => (name, pods.get(name)?.meta.uid),
+            _ => return None,
+        };
+        s.api
+            .removed_in_grace_zero_delete_after(name, uid, task.read_at.1)
+    }
+
+    /// A sync's request landing between the two writes of the grace-0 delete that removed its
+    /// pod since ([`Action::LandsInRemoval`]): the removal it made on a cluster is the one the
+    /// model has made already, so it writes nothing; it is answered as done, and the action
+    /// properties judge it on the pod as marked.
+    fn landed_in_removal(
+        &self,
+        n: &mut State,
+        rs: &ReplicaSet,
+        task: &SyncTask,
+        req: &Request,
+        pods: &View<Pod>,
+    ) -> Result<u32, ApiError> {
+        let Some((rv, marked)) = self.lands_in_removal(n, task, req, pods) else {
+            return self.controller_request(n, rs, task, req);
+        };
+        let marked = Arc::clone(marked);
+        let doomed = prop::before_controller_request(n, rs, req, Some(&marked));
+        prop::after_controller_request(n, rs, task, req, doomed);
+        Ok(rv)
+    }
+
     /// Apply a controller's request, checking the action properties around it. Returns the
     /// revision written.
     fn controller_request(
@@ -620,7 +669,13 @@ impl RsModel {
         task: &SyncTask,
         req: &Request,
     ) -> Result<u32, ApiError> {
-        let doomed = prop::before_controller_request(n, rs, req);
+        let target = match req {
+            Request::PatchPodOwnerReferences { name, .. } | Request::DeletePod { name, .. } => {
+                n.api.pods.get(name).cloned()
+            }
+            _ => None,
+        };
+        let doomed = prop::before_controller_request(n, rs, req, target.as_deref());
         let result = self.send(n, req);
         if let Ok(resp) = &result {
             prop::after_controller_request(n, rs, task, req, doomed);
@@ -733,4 +788,16 @@ fn record_own_write(c: &mut ControllerState, key: &str, req: &Request, rv: Rv) {
         Kind::ReplicaSet => w.rs = w.rs.max(rv),
         Kind::Pod => w.pods = w.pods.max(rv),
     }
+}
+
+/// How the API server answers a sync's request ([`RsModel::sync_step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    /// As its state decides.
+    Served,
+    /// A pod create refused as an exceeded quota refuses it ([`Action::CreateRejected`]).
+    QuotaExceeded,
+    /// Landed between the two writes of the grace-0 delete that has since removed its pod
+    /// ([`Action::LandsInRemoval`]).
+    InRemoval,
 }
