@@ -246,16 +246,19 @@ fn owners_problem(owners: &[OwnerByName]) -> Option<String> {
         NamedOwner::Other { kind, .. } if kind.is("v1", "Event") => {
             Some("references: an owner of kind v1 Event is refused by the API server".into())
         }
-        NamedOwner::Other { kind, name }
-            if kind.is_configmap() && name.starts_with("rsmc-") =>
-        {
-            Some(format!(
-                "references: {}: the runner's own marks are ConfigMaps named rsmc-…; name the owner otherwise",
-                o.owner
-            ))
+        NamedOwner::Other { kind, name } if kind.is_configmap() => {
+            runners_mark(name).map(|why| format!("references: {}: {why}", o.owner))
         }
         _ => None,
     })
+}
+
+/// Why a scenario's ConfigMap may not be named `name`: the runner's own marks take the names
+/// `rsmc-…` (settle and fault marks, which the imports read as such), and the model has no
+/// such objects.
+fn runners_mark(name: &str) -> Option<&'static str> {
+    name.starts_with("rsmc-")
+        .then_some("the runner's own marks are ConfigMaps named rsmc-…; name it otherwise")
 }
 
 /// What is wrong with a step that creates or deletes a ConfigMap, given those the steps before
@@ -267,8 +270,8 @@ fn configmap_problem(live: &mut BTreeSet<String>, kind: &StepKind) -> Option<Str
         StepKind::CreateConfigMap { name } => {
             if !is_dns1123_subdomain(name) {
                 Some(format!("{name:?}: expected a DNS subdomain name (lower-case letters, digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit)"))
-            } else if name.starts_with("rsmc-") {
-                Some(format!("{name}: the runner's own marks are ConfigMaps named rsmc-…; name it otherwise"))
+            } else if let Some(why) = runners_mark(name) {
+                Some(format!("{name}: {why}"))
             } else if !live.insert(name.clone()) {
                 Some(format!("configmap/{name} exists already: an earlier step creates it and none deletes it"))
             } else {

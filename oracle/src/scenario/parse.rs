@@ -525,9 +525,9 @@ enum Cascade {
 fn delete(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
     let mut f = arguments(ctx, path)?;
     if f.has("configMap") {
-        let name = f.required("configMap")?;
-        f.finish()?;
-        return Ok(StepKind::DeleteConfigMap { name });
+        return Ok(StepKind::DeleteConfigMap {
+            name: configmap_name(f)?,
+        });
     }
     if !f.has("replicaset") {
         return pod_step(ctx, path, |_| Ok(PodAction::Delete));
@@ -550,9 +550,16 @@ fn create(ctx: &Ctx, path: &FieldPath) -> Result<StepKind, Error> {
             f.error("expected `configMap: NAME` (ReplicaSets and pods are created with `apply`)")
         );
     }
+    Ok(StepKind::CreateConfigMap {
+        name: configmap_name(f)?,
+    })
+}
+
+/// `{configMap: NAME}`, the whole of a `create` or `delete` of a ConfigMap.
+fn configmap_name(mut f: Fields<'_>) -> Result<String, Error> {
     let name = f.required("configMap")?;
     f.finish()?;
-    Ok(StepKind::CreateConfigMap { name })
+    Ok(name)
 }
 
 /// A delete's `cascade:`: the propagation it asks for (kubectl's default, `background`, when

@@ -630,11 +630,8 @@ impl RsModel {
         req: &Request,
         pods: &View<Pod>,
     ) -> Option<(Rv, &'a Arc<Pod>)> {
-        let (name, uid) = match req {
-            Request::PatchPodOwnerReferences { name, uid, .. } => (name, *uid),
-            Request::DeletePod { name, .. } => (name, pods.get(name)?.meta.uid),
-            _ => return None,
-        };
+        let name = pod_written(req)?;
+        let uid = pods.get(name)?.meta.uid;
         s.api
             .removed_in_grace_zero_delete_after(name, uid, task.read_at.1)
     }
@@ -669,12 +666,7 @@ impl RsModel {
         task: &SyncTask,
         req: &Request,
     ) -> Result<u32, ApiError> {
-        let target = match req {
-            Request::PatchPodOwnerReferences { name, .. } | Request::DeletePod { name, .. } => {
-                n.api.pods.get(name).cloned()
-            }
-            _ => None,
-        };
+        let target = pod_written(req).and_then(|name| n.api.pods.get(name).cloned());
         let doomed = prop::before_controller_request(n, rs, req, target.as_deref());
         let result = self.send(n, req);
         if let Ok(resp) = &result {
@@ -787,6 +779,17 @@ fn record_own_write(c: &mut ControllerState, key: &str, req: &Request, rv: Rv) {
     match resource {
         Kind::ReplicaSet => w.rs = w.rs.max(rv),
         Kind::Pod => w.pods = w.pods.max(rv),
+    }
+}
+
+/// The pod a sync's request updates or deletes (an adoption, a release, a scale-down
+/// delete), which the action properties judge and a grace-0 delete may have removed first.
+fn pod_written(req: &Request) -> Option<&str> {
+    match req {
+        Request::PatchPodOwnerReferences { name, .. } | Request::DeletePod { name, .. } => {
+            Some(name)
+        }
+        _ => None,
     }
 }
 
