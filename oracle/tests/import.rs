@@ -1075,3 +1075,65 @@ fn a_client_owner_reference_patch_imports_as_a_step_and_conforms() {
     });
     assert!(!judged(&swapped).conforms);
 }
+
+/// Upstream TestGeneralPodAdoption with its StatefulSet, on v1.37.2: the client's reference
+/// to a StatefulSet that does not exist imports as a `setOwnerReferences` step naming it (the
+/// log holds the namespace's creation and no StatefulSet created in it), and the run
+/// conforms. Without the namespace's creation the log cannot tell whether the StatefulSet
+/// exists, nor with a StatefulSet of that name created before the reference: the namespace is
+/// refused, the reason named.
+#[test]
+fn a_reference_to_an_owner_of_another_kind_that_does_not_exist_imports_and_conforms() {
+    const NAME: &str = "test-general-pod-adoption-statefulset.v1.37.2";
+    let log = imported(NAME, |_| {});
+    let steps = commands(&log);
+    assert!(
+        steps
+            .iter()
+            .any(|s| s == "patch pods of rs (any 1) ownerReferences=[statefulset.apps/rs]"),
+        "{steps:#?}"
+    );
+    let v = judged(&log);
+    assert!(v.conforms, "{}", render(&v));
+
+    let refused = |doctor: &dyn Fn(&mut Vec<Value>)| {
+        let mut lines = fixture(NAME);
+        doctor(&mut lines);
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_log(dir.path(), &lines);
+        let read = AuditLog::read(&path, &Attribution::default(), None).unwrap();
+        let namespace = read.namespaces()[0].clone();
+        let options = Options {
+            namespace: Some(namespace),
+            ..Options::default()
+        };
+        match read.import(&options) {
+            Ok(_) => panic!("imported"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let is_namespace_create =
+        |l: &Value| l["verb"] == "create" && l["objectRef"]["resource"] == "namespaces";
+    let e = refused(&|lines| lines.retain(|l| !is_namespace_create(l)));
+    assert!(e.contains("does not show the namespace's creation"), "{e}");
+    let e = refused(&|lines| {
+        let at = lines.iter().position(is_namespace_create).unwrap() + 1;
+        let mut created = lines[at].clone();
+        created["verb"] = "create".into();
+        created["level"] = "Metadata".into();
+        created["objectRef"] = json!({
+            "resource": "statefulsets", "namespace": created["objectRef"]["namespace"],
+            "name": "rs", "apiGroup": "apps", "apiVersion": "v1"
+        });
+        created["requestURI"] = "/apis/apps/v1/namespaces/ns/statefulsets".into();
+        created["responseStatus"] = json!({"code": 201});
+        for body in ["requestObject", "responseObject"] {
+            created.as_object_mut().unwrap().remove(body);
+        }
+        lines.insert(at, created);
+    });
+    assert!(
+        e.contains("apps/v1 StatefulSet/rs, which exists (created at line 2"),
+        "{e}"
+    );
+}

@@ -3,15 +3,16 @@
 //!
 //! Only what the import needs is read: the completed requests that write pods and ReplicaSets
 //! (and their subresources), the marks a user may leave (ConfigMaps created with a name
-//! starting [`MARK_PREFIX`] between phases, [`FAULT_MARK_PREFIX`] where a fault was forced)
-//! and namespace deletions. Reads, other resources, the earlier stages of a request and dry
+//! starting [`MARK_PREFIX`] between phases, [`FAULT_MARK_PREFIX`] where a fault was forced),
+//! namespace creations and deletions, and the creates and deletes of the kinds that may own
+//! pods ([`super::owners::LOGGED`]: whether an owner exists decides what the garbage
+//! collector does with a reference to it). Reads, other resources, the earlier stages of a request and dry
 //! runs (`?dryRun=All`: admitted or refused, nothing is stored, no controller sees them —
 //! `rsmc conform` itself sends one per scenario) are skipped. A write logged without its objects (a policy level below
 //! `RequestResponse`) cannot be imported and is an error at its line.
 
-#[cfg(doc)]
-use super::entry::FAULT_MARK_PREFIX;
-use super::entry::{fault_marked, Contents, Entry, Request, MARK_PREFIX};
+use super::entry::{fault_marked, Contents, Entry, Request, FAULT_MARK_PREFIX, MARK_PREFIX};
+use super::owners::{self, OtherWrite};
 use super::writer::{Attribution, Writer};
 use crate::error::{InputError, Pos};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
@@ -171,13 +172,38 @@ pub fn read(
                 }
                 continue;
             }
+            ("", "namespaces") if raw.verb == "create" => {
+                let created = object_ref
+                    .name
+                    .clone()
+                    .filter(|n| !n.is_empty())
+                    .or_else(|| {
+                        raw.response_object
+                            .as_ref()
+                            .and_then(|o| o.pointer("/metadata/name"))
+                            .and_then(|n| n.as_str())
+                            .map(str::to_string)
+                    });
+                if let Some(created) = created.filter(|_| answered_ok(&raw.response_status)) {
+                    let entry = Entry::NamespaceCreated {
+                        namespace: created,
+                        line: number,
+                    };
+                    kept.keep(entry, line.len(), number)?;
+                }
+                continue;
+            }
             ("", "pods") => Kind::Pod,
             ("apps", "replicasets") => Kind::ReplicaSet,
-            ("", "configmaps") if raw.verb == "create" => {
-                let Some(name) = object_name(&object_ref, &raw.request_object).map(str::to_string)
-                else {
-                    continue;
-                };
+            ("", "configmaps")
+                if raw.verb == "create"
+                    && object_name(&object_ref, &raw.request_object).is_some_and(|n| {
+                        n.starts_with(FAULT_MARK_PREFIX) || n.starts_with(MARK_PREFIX)
+                    }) =>
+            {
+                let name = object_name(&object_ref, &raw.request_object)
+                    .unwrap_or_default()
+                    .to_string();
                 if kept.namespace.is_some_and(|ns| ns != object_ref.namespace) {
                     continue;
                 }
@@ -204,16 +230,49 @@ pub fn read(
                             nothing_held: held.none(),
                         }
                     }
-                    None if name.starts_with(MARK_PREFIX) => Entry::Mark {
+                    None => Entry::Mark {
                         namespace: object_ref.namespace,
                         at,
                     },
-                    None => continue,
                 };
                 kept.keep(entry, line.len(), number)?;
                 continue;
             }
-            _ => continue,
+            (group, resource) => {
+                // An object that may own pods: whether it exists decides what the garbage
+                // collector does with a reference to it (super::owners).
+                let Some(kind) = owners::logged_kind(group, resource) else {
+                    continue;
+                };
+                let created = match raw.verb.as_str() {
+                    "create" => true,
+                    "delete" | "deletecollection" => false,
+                    _ => continue,
+                };
+                if object_ref
+                    .subresource
+                    .as_deref()
+                    .is_some_and(|s| !s.is_empty())
+                    || !answered_ok(&raw.response_status)
+                {
+                    continue;
+                }
+                let name = match raw.verb.as_str() {
+                    "deletecollection" => None,
+                    _ => object_name(&object_ref, &raw.request_object)
+                        .filter(|n| !n.is_empty())
+                        .map(str::to_string),
+                };
+                let entry = Entry::Other(OtherWrite {
+                    namespace: object_ref.namespace,
+                    kind,
+                    name,
+                    created,
+                    line: number,
+                });
+                kept.keep(entry, line.len(), number)?;
+                continue;
+            }
         };
         let status = raw.response_status.unwrap_or(RawStatus {
             code: 0,
@@ -305,7 +364,13 @@ impl Kept<'_> {
     }
 }
 
-/// The name a request names: its objectRef's, else its object's (a create's).
+/// Whether the request was answered with success (2xx).
+fn answered_ok(status: &Option<RawStatus>) -> bool {
+    status
+        .as_ref()
+        .is_some_and(|s| (200..300).contains(&s.code))
+}
+
 /// Whether a request asked only for a dry run (its query has `dryRun`; `All` is the one value
 /// the API server accepts).
 fn is_dry_run(request_uri: &str) -> bool {
@@ -320,6 +385,7 @@ fn query_value(request_uri: &str, key: &str) -> Option<String> {
         .map(|(_, v)| v.into_owned())
 }
 
+/// The name a request names: its objectRef's, else its object's (a create's).
 fn object_name<'a>(r: &'a RawObjectRef, request: &'a Option<Value>) -> Option<&'a str> {
     r.name.as_deref().or_else(|| {
         request

@@ -159,6 +159,13 @@ pub enum Entry {
         /// refused at the mark's line.)
         nothing_held: bool,
     },
+    /// The namespace was created here (at this line): from here on the log has its whole life.
+    NamespaceCreated {
+        namespace: String,
+        line: usize,
+    },
+    /// An object of a kind that may own pods was created or deleted.
+    Other(super::owners::OtherWrite),
     /// The namespace's deletion was asked for (received then): what follows is its teardown.
     NamespaceDeleted {
         namespace: String,
@@ -177,8 +184,10 @@ impl Entry {
             Entry::Write(r) => &r.namespace,
             Entry::Mark { namespace, .. }
             | Entry::Fault { namespace, .. }
+            | Entry::NamespaceCreated { namespace, .. }
             | Entry::NamespaceDeleted { namespace, .. }
             | Entry::Quiet { namespace } => namespace,
+            Entry::Other(w) => &w.namespace,
         }
     }
 }

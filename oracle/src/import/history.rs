@@ -54,6 +54,8 @@ pub struct Objects {
     live: BTreeMap<(Kind, String), Value>,
     /// When the create of each live object completed.
     born: BTreeMap<(Kind, String), Timestamp>,
+    /// What the log has shown of the objects of other kinds that may own pods.
+    pub others: super::owners::OtherOwners,
 }
 
 fn key(kind: Kind, name: &str) -> (Kind, String) {

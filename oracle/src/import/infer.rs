@@ -357,7 +357,8 @@ fn pod_step(r: &Request, applied: &Applied, objects: &Objects) -> Result<Inferre
 
 /// A client's owner references as a `setOwnerReferences` step names them: each must be the
 /// live ReplicaSet of its name when the write was made (a step names ReplicaSets, and takes
-/// the UID each has then).
+/// the UID each has then), or an owner of another kind that the log shows does not exist
+/// ([`super::owners`]).
 fn owners_by_name(pod: &Pod, raw: &Value, objects: &Objects) -> Result<Vec<OwnerByName>, String> {
     let uids = raw["metadata"]["ownerReferences"].as_array();
     pod.meta
@@ -369,13 +370,18 @@ fn owners_by_name(pod: &Pod, raw: &Value, objects: &Objects) -> Result<Vec<Owner
                 .and_then(|refs| refs.get(i))
                 .and_then(|o| o["uid"].as_str())
                 .unwrap_or_default();
-            if r.kind != OwnerKind::ReplicaSet {
-                return Err(format!(
-                    "a client sets an owner reference to {} {}/{}, which the import does not read yet: it reads references to ReplicaSets",
-                    r.kind.api_version(),
-                    r.kind.kind(),
-                    r.name
-                ));
+            if let OwnerKind::Other(kind) = &r.kind {
+                // A reference to an owner that does not exist: the model's step gives it a
+                // UID nothing has, as the log's is nothing's.
+                objects.others.absent(kind, &r.name)?;
+                return Ok(OwnerByName {
+                    owner: NamedOwner::Other {
+                        kind: kind.clone(),
+                        name: r.name.clone(),
+                    },
+                    controller: r.controller,
+                    block_owner_deletion: r.block_owner_deletion,
+                });
             }
             if !objects.replicaset_live(&r.name, uid) {
                 return Err(format!(

@@ -37,6 +37,7 @@ pub mod infer;
 pub mod judged;
 pub mod lost_delete;
 mod order;
+pub mod owners;
 pub mod watch;
 pub mod watched;
 pub mod writer;
@@ -402,9 +403,11 @@ fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Entry
     let mut starting = false;
     for e in entries {
         match e {
-            Entry::Mark { .. } if out.iter().any(|s| !s.is_empty()) => out.push(Vec::new()),
+            Entry::Mark { .. } if out.iter().any(|s| acts(s)) => out.push(Vec::new()),
             Entry::Mark { .. } => {}
             Entry::NamespaceDeleted { .. } => {}
+            // Followed in order, where they came; no settle point of their own.
+            Entry::NamespaceCreated { .. } | Entry::Other(_) => out.last_mut().unwrap().push(e),
             Entry::Quiet { .. } if !marked => out.push(Vec::new()),
             Entry::Quiet { .. } => {}
             Entry::Write(_) | Entry::Fault { .. } => {
@@ -439,13 +442,21 @@ fn segments(entries: Vec<Entry>, quiet: Option<SignedDuration>) -> Vec<Vec<Entry
     }
     if marked {
         // What came after the last mark, if anything.
-        if out.last().is_some_and(Vec::is_empty) {
+        if out.last().is_some_and(|s| !acts(s)) {
             out.pop();
         }
     } else {
-        out.retain(|s| !s.is_empty());
+        out.retain(|s| acts(s));
     }
     out
+}
+
+/// Whether a segment holds a write or a fault (not only what the import follows on the way:
+/// namespace creations, objects of other kinds).
+fn acts(segment: &[Entry]) -> bool {
+    segment
+        .iter()
+        .any(|e| matches!(e, Entry::Write(_) | Entry::Fault { .. }))
 }
 
 /// The write an entry is, if it is one.
@@ -660,6 +671,14 @@ impl Importer {
                     // around it are the model's to place.
                     self.steps.push(Step::new(step.clone()));
                     last_client_step = None;
+                    continue;
+                }
+                Entry::NamespaceCreated { line, .. } => {
+                    self.objects.others.namespace_created(*line);
+                    continue;
+                }
+                Entry::Other(w) => {
+                    self.objects.others.record(w);
                     continue;
                 }
                 _ => continue,

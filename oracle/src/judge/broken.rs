@@ -355,8 +355,9 @@ fn deleted(
         return Some(ORPHAN_KEEPS_DEPENDENTS);
     }
     if by == Some(Component::GarbageCollector) {
-        // A recording names owners of the ReplicaSet kind only (the import refuses others),
-        // so the cluster's owners are its ReplicaSets.
+        // A recording's owners of other kinds are owners that do not exist (the import
+        // refuses a reference to one that does: super::super::import::owners), so the
+        // cluster's owners are its ReplicaSets.
         let owners = Owners {
             replicasets: &cluster.replicasets,
             others: &[],
