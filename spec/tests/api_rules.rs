@@ -643,8 +643,8 @@ fn a_delete_that_read_the_pod_before_its_binding_keeps_grace_period_zero() {
 
 /// A client's `setOwnerReferences` replaces the list (a merge patch); the controller's
 /// adoption, a strategic merge keyed by UID, then completes a reference to itself where it
-/// stands and puts a new controller reference before the other owners' (as the v1.20.2
-/// server did in `upstream/test-general-pod-adoption.yaml`).
+/// stands and puts a new controller reference before the other owners' (as the v1.20.2 and
+/// v1.37.2 servers did in `upstream/test-general-pod-adoption.yaml`).
 #[test]
 fn an_adoption_completes_its_own_reference_in_place_and_puts_a_new_one_first() {
     let mut api = ApiServer::default();

@@ -233,8 +233,8 @@ impl ApiServer {
                 // A strategic merge keyed by UID (k8s.io/apimachinery
                 // pkg/util/strategicpatch/patch.go `mergeSortedSlice`): a reference the pod has
                 // is completed where it stands; a new one goes before every reference the
-                // patch does not name, as the v1.20.2 server put a ReplicaSet's controller
-                // reference before a StatefulSet-like other owner's
+                // patch does not name, as the v1.20.2 and v1.37.2 servers put a ReplicaSet's
+                // controller reference before a StatefulSet's
                 // (upstream/test-general-pod-adoption.yaml).
                 match patch {
                     OwnerRefPatch::Add(r) => match refs.iter_mut().find(|x| x.uid == r.uid) {
