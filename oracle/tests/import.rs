@@ -1096,22 +1096,7 @@ fn a_reference_to_an_owner_of_another_kind_that_does_not_exist_imports_and_confo
     let v = judged(&log);
     assert!(v.conforms, "{}", render(&v));
 
-    let refused = |doctor: &dyn Fn(&mut Vec<Value>)| {
-        let mut lines = fixture(NAME);
-        doctor(&mut lines);
-        let dir = tempfile::tempdir().unwrap();
-        let path = write_log(dir.path(), &lines);
-        let read = AuditLog::read(&path, &Attribution::default(), None).unwrap();
-        let namespace = read.namespaces()[0].clone();
-        let options = Options {
-            namespace: Some(namespace),
-            ..Options::default()
-        };
-        match read.import(&options) {
-            Ok(_) => panic!("imported"),
-            Err(e) => e.to_string(),
-        }
-    };
+    let refused = |doctor: &dyn Fn(&mut Vec<Value>)| import_error(NAME, doctor);
     let is_namespace_create =
         |l: &Value| l["verb"] == "create" && l["objectRef"]["resource"] == "namespaces";
     let e = refused(&|lines| lines.retain(|l| !is_namespace_create(l)));
@@ -1136,4 +1121,75 @@ fn a_reference_to_an_owner_of_another_kind_that_does_not_exist_imports_and_confo
         e.contains("apps/v1 StatefulSet/rs, which exists (created at line 2"),
         "{e}"
     );
+}
+
+/// `owners/owned-by-a-configmap.yaml` on v1.37.2: a ConfigMap a client creates and pods name
+/// as their owner imports as `create: {configMap: keeper}`, the references to it as
+/// `setOwnerReferences` steps naming it, and its deletion as `delete: {configMap: keeper}`;
+/// the run conforms. A reference with a UID that is not the live ConfigMap's, and a delete of
+/// it in the foreground, are refused naming why.
+#[test]
+fn a_configmap_that_owns_pods_imports_as_create_and_delete_steps_and_conforms() {
+    const NAME: &str = "owned-by-a-configmap.v1.37.2";
+    let log = imported(NAME, |_| {});
+    let steps = commands(&log);
+    assert_eq!(
+        steps,
+        [
+            "kubectl create configmap keeper",
+            "kubectl apply -f held.yaml",
+            "patch pod/held ownerReferences=[configmap/keeper (controller)]",
+            "kubectl apply -f frontend.yaml",
+            "settle",
+            "patch pods of frontend (any 1) ownerReferences=[rs/frontend (controller, blockOwnerDeletion), configmap/keeper]",
+            "settle",
+            "kubectl delete configmap/keeper",
+            "settle",
+        ]
+    );
+    let v = judged(&log);
+    assert!(v.conforms, "{}", render(&v));
+
+    let refused = |doctor: &dyn Fn(&mut Vec<Value>)| import_error(NAME, doctor);
+    let of_held = |l: &Value| l["verb"] == "patch" && l["objectRef"]["name"] == "held";
+    let e = refused(&|lines| {
+        for l in lines.iter_mut().filter(|l| of_held(l)) {
+            for body in ["requestObject", "responseObject"] {
+                if let Some(r) = l[body].pointer_mut("/metadata/ownerReferences/0/uid") {
+                    *r = "0badc0de-0000-0000-0000-000000000000".into();
+                }
+            }
+        }
+    });
+    assert!(
+        e.contains("with UID 0badc0de-0000-0000-0000-000000000000, while the live ConfigMap of that name has UID"),
+        "{e}"
+    );
+    let e = refused(&|lines| {
+        let delete = lines
+            .iter_mut()
+            .find(|l| l["verb"] == "delete" && l["objectRef"]["resource"] == "configmaps")
+            .unwrap();
+        delete["requestObject"] =
+            json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"});
+    });
+    assert!(
+        e.contains(
+            ":13:1: ConfigMap keeper, which owns pods, is deleted with propagation Foreground"
+        ),
+        "{e}"
+    );
+}
+
+/// Why the fixture `name`, doctored, cannot be imported (it must not import).
+fn import_error(name: &str, doctor: &dyn Fn(&mut Vec<Value>)) -> String {
+    let mut lines = fixture(name);
+    doctor(&mut lines);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_log(dir.path(), &lines);
+    let read = AuditLog::read(&path, &Attribution::default(), None).unwrap();
+    match read.import(&Options::default()) {
+        Ok(_) => panic!("{name}: imported"),
+        Err(e) => e.to_string(),
+    }
 }

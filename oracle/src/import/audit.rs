@@ -263,12 +263,43 @@ pub fn read(
                         .filter(|n| !n.is_empty())
                         .map(str::to_string),
                 };
+                let answer = raw.response_object.as_ref();
+                let uid = answer
+                    .and_then(|a| {
+                        a.pointer("/metadata/uid")
+                            .or_else(|| a.pointer("/details/uid"))
+                    })
+                    .and_then(|u| u.as_str())
+                    .map(str::to_string);
+                // A delete that removed the object answers with a Status; one that left it
+                // marked while finalizers run, with the object.
+                let removed = answer.filter(|_| !created).map(|a| {
+                    a["kind"] == "Status" || a.pointer("/metadata/deletionTimestamp").is_none()
+                });
+                let options = raw.request_object.as_ref();
+                let propagation = options
+                    .and_then(|o| o["propagationPolicy"].as_str())
+                    .map(str::to_string)
+                    .or_else(|| query_value(&raw.request_uri, "propagationPolicy"))
+                    .or_else(|| {
+                        (options.and_then(|o| o["orphanDependents"].as_bool()) == Some(true))
+                            .then(|| "Orphan".to_string())
+                    });
+                let by_controller = match attribution.writer(&raw.user.username, &raw.user_agent) {
+                    Writer::Client(_) => None,
+                    writer => Some(writer.to_string()),
+                };
                 let entry = Entry::Other(OtherWrite {
                     namespace: object_ref.namespace,
                     kind,
                     name,
                     created,
                     line: number,
+                    at,
+                    uid,
+                    removed,
+                    propagation,
+                    by_controller,
                 });
                 kept.keep(entry, line.len(), number)?;
                 continue;

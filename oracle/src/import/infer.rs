@@ -357,8 +357,8 @@ fn pod_step(r: &Request, applied: &Applied, objects: &Objects) -> Result<Inferre
 
 /// A client's owner references as a `setOwnerReferences` step names them: each must be the
 /// live ReplicaSet of its name when the write was made (a step names ReplicaSets, and takes
-/// the UID each has then), or an owner of another kind that the log shows does not exist
-/// ([`super::owners`]).
+/// the UID each has then), or an owner of another kind that the log shows does not exist, or
+/// a ConfigMap a step created ([`super::owners`]).
 fn owners_by_name(pod: &Pod, raw: &Value, objects: &Objects) -> Result<Vec<OwnerByName>, String> {
     let uids = raw["metadata"]["ownerReferences"].as_array();
     pod.meta
@@ -371,9 +371,10 @@ fn owners_by_name(pod: &Pod, raw: &Value, objects: &Objects) -> Result<Vec<Owner
                 .and_then(|o| o["uid"].as_str())
                 .unwrap_or_default();
             if let OwnerKind::Other(kind) = &r.kind {
-                // A reference to an owner that does not exist: the model's step gives it a
-                // UID nothing has, as the log's is nothing's.
-                objects.others.absent(kind, &r.name)?;
+                // A reference to an owner that does not exist (the model's step gives it a UID
+                // nothing has, as the log's is nothing's), or to a ConfigMap a step created
+                // (the step takes its UID).
+                objects.others.reference(kind, &r.name, uid)?;
                 return Ok(OwnerByName {
                     owner: NamedOwner::Other {
                         kind: kind.clone(),

@@ -261,6 +261,7 @@ impl Recording {
             .filter(|e| match (e, teardown) {
                 (Entry::Write(r), Some(cut)) => r.at < cut || !r.seen.is_empty(),
                 (Entry::Mark { at, .. } | Entry::Fault { at, .. }, Some(cut)) => *at < cut,
+                (Entry::Other(w), Some(cut)) => w.at < cut,
                 (Entry::NamespaceDeleted { .. }, _) => false,
                 _ => true,
             })
@@ -276,7 +277,16 @@ impl Recording {
                 .filter_map(written)
                 .find_map(|r| release_of(&r.user_agent))
         });
-        let mut importer = Importer::default();
+        let mut importer = Importer {
+            configmap_owners: owners::configmap_owners(
+                segments
+                    .iter()
+                    .flatten()
+                    .filter_map(written)
+                    .flat_map(|r| r.request.iter().chain(r.response.iter())),
+            ),
+            ..Importer::default()
+        };
         importer.objects.removal_version_in_answer = server
             .as_deref()
             .and_then(rsmc_spec::gates::release_minor)
@@ -478,6 +488,8 @@ fn release_of(user_agent: &str) -> Option<String> {
 #[derive(Default)]
 struct Importer {
     objects: Objects,
+    /// The ConfigMaps the namespace's pods name as owners ([`owners::configmap_owners`]).
+    configmap_owners: BTreeSet<String>,
     steps: Vec<Step>,
     out: Vec<RawSegment>,
     /// The last renumbered version.
@@ -678,7 +690,16 @@ impl Importer {
                     continue;
                 }
                 Entry::Other(w) => {
-                    self.objects.others.record(w);
+                    let step = self
+                        .objects
+                        .others
+                        .record(w, &self.configmap_owners)
+                        .map_err(|m| (0, w.line, m))?;
+                    if let Some(kind) = step {
+                        // A command of its own.
+                        self.steps.push(Step::new(kind));
+                        last_client_step = None;
+                    }
                     continue;
                 }
                 _ => continue,

@@ -355,9 +355,10 @@ fn deleted(
         return Some(ORPHAN_KEEPS_DEPENDENTS);
     }
     if by == Some(Component::GarbageCollector) {
-        // A recording's owners of other kinds are owners that do not exist (the import
-        // refuses a reference to one that does: super::super::import::owners), so the
-        // cluster's owners are its ReplicaSets.
+        // The rule is judged on the owners a recording shows, its ReplicaSets: its owners of
+        // other kinds are absent or ConfigMaps its steps created (super::super::import::owners),
+        // which no event shows; a collector's delete of a pod a live ConfigMap holds is
+        // rejected by the witness search rather than named here.
         let owners = Owners {
             replicasets: &cluster.replicasets,
             others: &[],
