@@ -209,7 +209,7 @@ fn settled_pods(file: &str, profile: Profile) -> Vec<BTreeSet<Vec<PodOwners>>> {
     points
 }
 
-/// `tests/scenarios/owned-by-a-configmap.yaml`: a pod a ConfigMap controls is never adopted or
+/// `conformance/scenarios/owners/owned-by-a-configmap.yaml`: a pod a ConfigMap controls is never adopted or
 /// counted by the ReplicaSet its labels match (replica_set.go `claimPods` →
 /// `ClaimObject`: a pod with another controller is not its to take); the garbage collector
 /// keeps a dependent while an owner of any kind exists (`isDangling` finds it by a live GET),
@@ -223,7 +223,10 @@ fn an_owner_of_another_kind_keeps_its_pods_until_it_is_deleted() {
         (name.to_string(), refs)
     };
     for profile in [Profile::K8s120, Profile::Upstream] {
-        let points = settled_pods("tests/scenarios/owned-by-a-configmap.yaml", profile);
+        let points = settled_pods(
+            "../conformance/scenarios/owners/owned-by-a-configmap.yaml",
+            profile,
+        );
         let one = |pods: Vec<PodOwners>| BTreeSet::from([pods]);
         let expected = vec![
             one(vec![
@@ -255,7 +258,7 @@ fn recordings_of_a_configmap_owner_conform_and_one_that_keeps_its_pod_does_not()
     let budget = Budget::default().with_states(500_000);
     for (release, profile) in [("v1.20.2", Profile::K8s120), ("v1.37.2", Profile::Upstream)] {
         let prepared = Prepared::load(
-            &root().join("tests/scenarios/owned-by-a-configmap.yaml"),
+            &root().join("../conformance/scenarios/owners/owned-by-a-configmap.yaml"),
             profile,
         )
         .unwrap();

@@ -860,8 +860,8 @@ fn owner_references_read_back_and_name_replicasets_that_exist() {
 /// and a `create` of anything else are refused with the line.
 #[test]
 fn configmaps_are_created_and_deleted_as_owners_of_another_kind() {
-    let file =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/owned-by-a-configmap.yaml");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/scenarios/owners/owned-by-a-configmap.yaml");
     let s = scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
     let back = scenario::load_str(&s.path, &s.to_yaml()).unwrap_or_else(|e| panic!("{e}"));
     let kinds = |s: &Scenario| s.steps.iter().map(|st| st.kind.clone()).collect::<Vec<_>>();

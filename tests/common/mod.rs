@@ -267,18 +267,14 @@ pub fn cluster_views(run: &Value) -> String {
 }
 
 /// Scenarios whose settled state differs from run to run by design: a ranking tie among
-/// named pods; upstream's TestGeneralPodAdoption, whose dangling StatefulSet reference the
-/// garbage collector answers by deleting the pod when it comes before the adoption (the
-/// ReplicaSet then creates a second pod, which its events show); and the counterexamples,
-/// whose steps race the controller and the garbage collector with no settle between them
-/// (the model allows every outcome of the race; a re-created frontend, for one, exists or not
-/// depending on whether the apply found the old one still being deleted).
+/// named pods, and the counterexamples, whose steps race the controller and the garbage
+/// collector with no settle between them (the model allows every outcome of the race; a
+/// re-created frontend, for one, exists or not depending on whether the apply found the old
+/// one still being deleted).
 pub fn open_choice(run: &Value) -> bool {
     let path = Path::new(run["path"].as_str().unwrap());
-    matches!(
-        run["scenario"].as_str(),
-        Some("test-extra-pods-adoption-and-deletion" | "test-general-pod-adoption")
-    ) || path.parent().and_then(|d| d.file_name()) == Some("counterexamples".as_ref())
+    run["scenario"] == "test-extra-pods-adoption-and-deletion"
+        || path.parent().and_then(|d| d.file_name()) == Some("counterexamples".as_ref())
 }
 
 /// Runs `command` with `home` (made afresh, removed after) as its $HOME and checks it left
