@@ -1126,8 +1126,8 @@ fn a_reference_to_an_owner_of_another_kind_that_does_not_exist_imports_and_confo
 /// `owners/owned-by-a-configmap.yaml` on v1.37.2: a ConfigMap a client creates and pods name
 /// as their owner imports as `create: {configMap: keeper}`, the references to it as
 /// `setOwnerReferences` steps naming it, and its deletion as `delete: {configMap: keeper}`;
-/// the run conforms. A reference with a UID that is not the live ConfigMap's, and a delete of
-/// it in the foreground, are refused naming why.
+/// the run conforms. A reference with a UID that is not the live ConfigMap's, one to a mark
+/// of the runner's, and a delete of it in the foreground, are refused naming why.
 #[test]
 fn a_configmap_that_owns_pods_imports_as_create_and_delete_steps_and_conforms() {
     const NAME: &str = "owned-by-a-configmap.v1.37.2";
@@ -1151,18 +1151,31 @@ fn a_configmap_that_owns_pods_imports_as_create_and_delete_steps_and_conforms() 
     assert!(v.conforms, "{}", render(&v));
 
     let refused = |doctor: &dyn Fn(&mut Vec<Value>)| import_error(NAME, doctor);
-    let of_held = |l: &Value| l["verb"] == "patch" && l["objectRef"]["name"] == "held";
-    let e = refused(&|lines| {
-        for l in lines.iter_mut().filter(|l| of_held(l)) {
-            for body in ["requestObject", "responseObject"] {
-                if let Some(r) = l[body].pointer_mut("/metadata/ownerReferences/0/uid") {
-                    *r = "0badc0de-0000-0000-0000-000000000000".into();
+    // held's reference to keeper, as the client's patch sent it and as it was stored.
+    let held_reference = |field: &'static str, value: &'static str| {
+        move |lines: &mut Vec<Value>| {
+            let of_held = |l: &&mut Value| l["verb"] == "patch" && l["objectRef"]["name"] == "held";
+            for l in lines.iter_mut().filter(of_held) {
+                for body in ["requestObject", "responseObject"] {
+                    let path = format!("/metadata/ownerReferences/0/{field}");
+                    if let Some(r) = l[body].pointer_mut(&path) {
+                        *r = value.into();
+                    }
                 }
             }
         }
-    });
+    };
+    let e = refused(&held_reference(
+        "uid",
+        "0badc0de-0000-0000-0000-000000000000",
+    ));
     assert!(
         e.contains("with UID 0badc0de-0000-0000-0000-000000000000, while the live ConfigMap of that name has UID"),
+        "{e}"
+    );
+    let e = refused(&held_reference("name", "rsmc-settle-5"));
+    assert!(
+        e.contains("owner reference to ConfigMap rsmc-settle-5, a mark of the runner's"),
         "{e}"
     );
     let e = refused(&|lines| {

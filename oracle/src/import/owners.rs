@@ -201,11 +201,6 @@ impl OtherOwners {
     /// the log cannot tell, or why no step makes the reference.
     pub fn reference(&self, kind: &OtherKind, name: &str, uid: &str) -> Result<(), String> {
         let what = format!("{} {}/{name}", kind.api_version, kind.kind);
-        if kind.is_configmap() && name.starts_with(crate::import::entry::MARK_PREFIX) {
-            return Err(format!(
-                "a client sets an owner reference to {what}, a mark of the runner's: no step names one"
-            ));
-        }
         if !logs(kind) {
             let kinds: Vec<&str> = LOGGED.iter().map(|(_, _, k)| *k).collect();
             return Err(format!(
@@ -338,10 +333,6 @@ mod tests {
         assert!(err.contains("has UID u1"), "{err}");
         let err = owners.reference(&configmap, "other", "u3").unwrap_err();
         assert!(err.contains("which exists (created at line 4"), "{err}");
-        let err = owners
-            .reference(&configmap, "rsmc-settle-1", "u4")
-            .unwrap_err();
-        assert!(err.contains("a mark of the runner's"), "{err}");
         let mut delete = write("ConfigMap", Some("keeper"), false, 8);
         delete.propagation = Some("Foreground".into());
         delete.removed = Some(false);
