@@ -161,6 +161,8 @@ pub fn read(
             continue;
         };
         let (received, at) = (raw.request_received_timestamp.0, raw.stage_timestamp.0);
+        // The name the request names (a create by generateName names none before its answer).
+        let named = object_name(&object_ref, &raw.request_object).map(str::to_string);
         let kind = match (object_ref.api_group.as_str(), object_ref.resource.as_str()) {
             ("", "namespaces") if raw.verb == "delete" => {
                 if let Some(deleted) = object_ref.name {
@@ -173,17 +175,8 @@ pub fn read(
                 continue;
             }
             ("", "namespaces") if raw.verb == "create" => {
-                let created = object_ref
-                    .name
-                    .clone()
-                    .filter(|n| !n.is_empty())
-                    .or_else(|| {
-                        raw.response_object
-                            .as_ref()
-                            .and_then(|o| o.pointer("/metadata/name"))
-                            .and_then(|n| n.as_str())
-                            .map(str::to_string)
-                    });
+                // rsmc conform names its namespaces by generateName: the answer has the name.
+                let created = object_name(&object_ref, &raw.response_object).map(str::to_string);
                 if let Some(created) = created.filter(|_| answered_ok(&raw.response_status)) {
                     let entry = Entry::NamespaceCreated {
                         namespace: created,
@@ -197,13 +190,11 @@ pub fn read(
             ("apps", "replicasets") => Kind::ReplicaSet,
             ("", "configmaps")
                 if raw.verb == "create"
-                    && object_name(&object_ref, &raw.request_object).is_some_and(|n| {
+                    && named.as_deref().is_some_and(|n| {
                         n.starts_with(FAULT_MARK_PREFIX) || n.starts_with(MARK_PREFIX)
                     }) =>
             {
-                let name = object_name(&object_ref, &raw.request_object)
-                    .unwrap_or_default()
-                    .to_string();
+                let name = named.unwrap_or_default();
                 if kept.namespace.is_some_and(|ns| ns != object_ref.namespace) {
                     continue;
                 }
@@ -257,12 +248,7 @@ pub fn read(
                 {
                     continue;
                 }
-                let name = match raw.verb.as_str() {
-                    "deletecollection" => None,
-                    _ => object_name(&object_ref, &raw.request_object)
-                        .filter(|n| !n.is_empty())
-                        .map(str::to_string),
-                };
+                let name = named.filter(|_| raw.verb != "deletecollection");
                 let answer = raw.response_object.as_ref();
                 let uid = answer
                     .and_then(|a| {
@@ -416,12 +402,14 @@ fn query_value(request_uri: &str, key: &str) -> Option<String> {
         .map(|(_, v)| v.into_owned())
 }
 
-/// The name a request names: its objectRef's, else its object's (a create's).
-fn object_name<'a>(r: &'a RawObjectRef, request: &'a Option<Value>) -> Option<&'a str> {
-    r.name.as_deref().or_else(|| {
-        request
-            .as_ref()
+/// The name a request names: its objectRef's, else the object's in `body` (a create's
+/// request, or an answer); `None` when neither has one.
+fn object_name<'a>(r: &'a RawObjectRef, body: &'a Option<Value>) -> Option<&'a str> {
+    let name = r.name.as_deref().filter(|n| !n.is_empty());
+    name.or_else(|| {
+        body.as_ref()
             .and_then(|v| v.pointer("/metadata/name"))
             .and_then(|n| n.as_str())
+            .filter(|n| !n.is_empty())
     })
 }

@@ -31,7 +31,7 @@
 //! or by its labels when it has none, and "any N" of those. Consecutive writes of one kind on
 //! pods named alike (a command on several pods) are one step; so are consecutive applies.
 
-use super::entry::{Request, MARK_PREFIX};
+use super::entry::Request;
 use super::history::{Applied, Objects};
 use crate::manifest::{Manifest, Object};
 use crate::observed::{abstract_pod, abstract_replicaset, UidTokens};
@@ -374,7 +374,7 @@ fn owners_by_name(pod: &Pod, raw: &Value, objects: &Objects) -> Result<Vec<Owner
                 // A reference to an owner that does not exist (the model's step gives it a UID
                 // nothing has, as the log's is nothing's), or to a ConfigMap a step created
                 // (the step takes its UID).
-                if kind.is_configmap() && r.name.starts_with(MARK_PREFIX) {
+                if kind.is_configmap() && crate::scenario::runners_mark(&r.name).is_some() {
                     return Err(format!(
                         "a client sets an owner reference to ConfigMap {}, a mark of the runner's: no step names one",
                         r.name

@@ -256,7 +256,7 @@ fn owners_problem(owners: &[OwnerByName]) -> Option<String> {
 /// Why a scenario's ConfigMap may not be named `name`: the runner's own marks take the names
 /// `rsmc-…` (settle and fault marks, which the imports read as such), and the model has no
 /// such objects.
-fn runners_mark(name: &str) -> Option<&'static str> {
+pub(crate) fn runners_mark(name: &str) -> Option<&'static str> {
     name.starts_with("rsmc-")
         .then_some("the runner's own marks are ConfigMaps named rsmc-…; name it otherwise")
 }

@@ -136,6 +136,7 @@ mod write;
 
 pub use crate::yaml::Error;
 pub use compile::{compile, Compiled};
+pub(crate) use definition::runners_mark;
 pub use definition::{Bounds, Scenario, MAX_REPLICAS};
 pub use from_run::{forced, forced_counterexample, from_run, unexpressible};
 pub use held::Held;
